@@ -1,0 +1,24 @@
+"""subtok: SentencePiece-compatible subword tokenizers in Python.
+
+Public API::
+
+    from subtok import SentencePieceProcessor
+    sp = SentencePieceProcessor("m.model")
+    sp.encode("Hello world", out_type=str)
+"""
+
+__version__ = "0.1.0"
+
+from .errors import (DecodeError, EncodeError, IdOutOfRange, ModelFileError,  # noqa: E402
+                     NormalizerError, SubtokError, TrainerError)
+from .model_file import ModelData, load_model, save_model  # noqa: E402
+from .processor import EncodedPiece, SentencePieceProcessor  # noqa: E402
+
+#: Short alias.
+Processor = SentencePieceProcessor
+
+__all__ = [
+    "SentencePieceProcessor", "Processor", "EncodedPiece", "ModelData", "load_model", "save_model",
+    "SubtokError", "ModelFileError", "NormalizerError", "EncodeError", "DecodeError",
+    "IdOutOfRange", "TrainerError", "__version__",
+]

@@ -1,0 +1,34 @@
+"""Exception hierarchy of subtok.
+
+Library code raises these; only the CLI turns them into exit codes and
+one-line messages. Every message says what is wrong and where (file, line,
+option), so that the CLI can print it unchanged.
+"""
+
+
+class SubtokError(Exception):
+    """Base class of every error subtok raises on purpose."""
+
+
+class ModelFileError(SubtokError):
+    """A .model file cannot be read, parsed or validated."""
+
+
+class NormalizerError(SubtokError):
+    """A precompiled charsmap or normalization rule is broken."""
+
+
+class EncodeError(SubtokError, ValueError):
+    """An encode request cannot be honoured (e.g. BOS requested but undefined)."""
+
+
+class DecodeError(SubtokError, ValueError):
+    """A decode request is invalid (e.g. an id out of range)."""
+
+
+class IdOutOfRange(DecodeError, IndexError):
+    """An id outside [0, piece count) was passed to decode or id_to_piece."""
+
+
+class TrainerError(SubtokError):
+    """Training options or training data are invalid."""

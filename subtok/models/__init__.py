@@ -1,0 +1,24 @@
+"""Segmentation models, one module per algorithm, and their registry.
+
+The registry maps the ``model_type`` names used on the command line and in
+``TrainerSpec.model_type`` to the model class that encodes with them.
+"""
+
+from .base import Model, WordEncoding
+from .bpe import BPEModel
+from .char import CharModel
+from .unigram import UnigramModel
+from .word import WordModel
+
+#: model_type name -> model class; TrainerSpec.ModelType numbers in MODEL_TYPE_IDS.
+MODELS: dict[str, type[Model]] = {
+    "unigram": UnigramModel,
+    "bpe": BPEModel,
+    "word": WordModel,
+    "char": CharModel,
+}
+MODEL_TYPE_IDS = {"unigram": 1, "bpe": 2, "word": 3, "char": 4}
+MODEL_TYPE_NAMES = {v: k for k, v in MODEL_TYPE_IDS.items()}
+
+__all__ = ["MODELS", "MODEL_TYPE_IDS", "MODEL_TYPE_NAMES", "Model", "WordEncoding",
+           "BPEModel", "CharModel", "UnigramModel", "WordModel"]

@@ -1,0 +1,98 @@
+"""What every segmentation model shares: word splitting for the cache.
+
+A model turns a *normalized* string into ``(piece, id)`` pairs that cover it
+exactly. Post-processing (byte fallback, merging unknown runs, bos/eos) is
+the processor's job, not the model's.
+
+Per-word caching. Encoding is far cheaper when the text is cut into words
+that can be segmented independently and whose results are cached. A cut
+between characters ``a`` and ``b`` is safe exactly when no piece the model
+can emit contains the bigram ``ab``: then no piece spans the cut, so every
+segmentation of the whole is a concatenation of segmentations of the parts.
+We only cut next to "▁" (before it in prefix mode, after it in suffix mode),
+which is where words meet; the few characters that vocabularies put next to
+an inner "▁" (llama2's "▁▁" runs, say) are computed at load time and exempt.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..normalizer.normalizer import SPACE_SYMBOL
+from ..vocab import Vocabulary
+
+
+@dataclass(frozen=True)
+class WordEncoding:
+    """The segmentation of one word, as the model computed it alone.
+
+    ``robustness`` and ``magnitude`` matter only for float-sensitive models
+    (unigram, see there); exact models leave them at +inf and 0.
+    """
+
+    pieces: tuple[tuple[str, int], ...]
+    robustness: float = float("inf")
+    magnitude: float = 0.0
+
+
+class Model:
+    """Base class: a vocabulary, a word splitter, and ``encode``."""
+
+    #: "unigram", "bpe", "word" or "char"; set by each subclass.
+    name = ""
+    #: True if encoding each word alone always equals encoding the whole.
+    exact_per_word = True
+
+    def __init__(self, vocab: Vocabulary, *, treat_whitespace_as_suffix: bool = False) -> None:
+        self.vocab = vocab
+        self.suffix = treat_whitespace_as_suffix
+        self._splitter = self._make_splitter(vocab.normal, treat_whitespace_as_suffix)
+        self._cache: dict[str, WordEncoding] = {}
+
+    @staticmethod
+    def _make_splitter(pieces: dict[str, int], suffix: bool) -> re.Pattern:
+        space = SPACE_SYMBOL
+        neighbours = set()
+        for piece in pieces:
+            for i, char in enumerate(piece):
+                if char != space:
+                    continue
+                if suffix and i + 1 < len(piece):
+                    neighbours.add(piece[i + 1])
+                if not suffix and i > 0:
+                    neighbours.add(piece[i - 1])
+        if suffix:
+            guard = "(?![%s])" % re.escape("".join(sorted(neighbours))) if neighbours else ""
+            return re.compile("(?<=%s)%s" % (space, guard))
+        guard = "(?<![%s])" % re.escape("".join(sorted(neighbours))) if neighbours else ""
+        return re.compile("%s(?=%s)" % (guard, space))
+
+    def split_words(self, normalized: str) -> list[str]:
+        """Cut ``normalized`` at the safe places next to "▁"."""
+        return [w for w in self._splitter.split(normalized) if w]
+
+    def encode_word(self, word: str) -> WordEncoding:
+        """Segment one word, with a cache (words repeat a lot)."""
+        found = self._cache.get(word)
+        if found is None:
+            found = self._encode_word(word)
+            if len(self._cache) > 1_000_000:
+                self._cache.clear()
+            self._cache[word] = found
+        return found
+
+    def encode(self, normalized: str) -> list[tuple[str, int]]:
+        """Segment a whole normalized sentence into ``(piece, id)`` pairs."""
+        out: list[tuple[str, int]] = []
+        for word in self.split_words(normalized):
+            out.extend(self.encode_word(word).pieces)
+        return out
+
+    def _encode_word(self, word: str) -> WordEncoding:
+        raise NotImplementedError
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state["_cache"] = {}
+        return state

@@ -1,0 +1,25 @@
+"""Character segmentation: every character is a piece.
+
+User-defined symbols are kept whole; every other character is looked up in
+the normal map and becomes the unknown piece when absent.
+"""
+
+from __future__ import annotations
+
+from ..vocab import Vocabulary
+from .base import Model, WordEncoding
+from .bpe import initial_symbols
+
+
+class CharModel(Model):
+    name = "char"
+
+    def __init__(self, vocab: Vocabulary, **kwargs) -> None:
+        super().__init__(vocab, **kwargs)
+        self.user_defined = frozenset(vocab.user_defined())
+        self.max_user = max(map(len, self.user_defined), default=0)
+
+    def _encode_word(self, word: str) -> WordEncoding:
+        normal, unk = self.vocab.normal, self.vocab.unk_index
+        symbols = initial_symbols(word, self.user_defined, self.max_user)
+        return WordEncoding(tuple((s, normal.get(s, unk)) for s, _ in symbols))

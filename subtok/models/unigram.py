@@ -1,0 +1,218 @@
+"""Unigram language model segmentation (Viterbi over a lattice).
+
+The lattice has one position per character of the normalized text. At each
+position every vocabulary piece of the normal map that starts there becomes
+a node (UNUSED pieces excepted), shortest first. If no one-character node
+starts there, an unknown node of one character is added with score
+``min(NORMAL scores) - 10``. USER_DEFINED nodes score ``0.1 * bytes - 0.1``
+(what sentencepiece 0.2.3 does, whatever the other scores are).
+
+Viterbi is computed the way sentencepiece does it, in float32: each node
+picks, among the nodes ending where it begins (in insertion order, i.e. the
+longest first), the one maximizing ``float32(acc + score)``; the first wins
+a tie. Summing in doubles instead changes the result on near-ties.
+
+Caching per word is therefore subtle: a word's decisions computed alone
+(starting from accumulated score 0) may differ from the same word computed
+inside a sentence whose accumulated score ``A`` shifts every sum and thus
+its float32 rounding. For every word we record the smallest gap between the
+best and second-best candidate at any node, and turn it into a bound on
+``|A|`` below which rounding cannot flip any decision. When a sentence's
+accumulated score stays below the bound of all its words (almost always),
+cached results are exact. Otherwise the affected words are recomputed in
+context, starting from the exact float32 accumulated score, which is known
+because all earlier decisions were robust.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from ..vocab import PieceType, Vocabulary
+from .base import Model, WordEncoding
+
+_F32 = struct.Struct("<f")
+
+# Rounding-error budget: a float32 sum of k terms bounded by M in magnitude
+# is off by at most k * M * 2**-24; comparing two such sums computed from two
+# different offsets needs four of those, and we keep another factor 4 spare.
+_ERROR_SCALE = 2.0 ** -20
+
+
+def f32(value: float) -> float:
+    """Round a Python float to the nearest float32 (ties to even)."""
+    return _F32.unpack(_F32.pack(value))[0]
+
+
+class UnigramModel(Model):
+    name = "unigram"
+    exact_per_word = False
+
+    def __init__(self, vocab: Vocabulary, **kwargs) -> None:
+        super().__init__(vocab, **kwargs)
+        table: dict[str, tuple[int, float]] = {}
+        normal_scores = []
+        for piece, index in vocab.normal.items():
+            kind = vocab.types[index]
+            if kind == PieceType.UNUSED:
+                continue
+            if kind == PieceType.USER_DEFINED:
+                score = f32(0.1 * len(piece.encode("utf-8")) - 0.1)
+            else:
+                score = vocab.scores[index]
+                normal_scores.append(score)
+            table[piece] = (index, score)
+        self.table = table
+        self.max_piece_length = max(map(len, table), default=1)
+        self.unk_score = f32(min(normal_scores, default=0.0) - 10.0)
+        magnitudes = [abs(s) for _, s in table.values()] + [abs(self.unk_score)]
+        self.max_abs_score = max(magnitudes)
+
+    # -- lattice --------------------------------------------------------
+    def nodes_at(self, text: str, pos: int) -> list[tuple[int, int, float]]:
+        """Nodes starting at ``pos`` as (length, id, score), shortest first."""
+        table = self.table
+        found = []
+        has_single = False
+        for length in range(1, min(self.max_piece_length, len(text) - pos) + 1):
+            entry = table.get(text[pos:pos + length])
+            if entry is not None:
+                found.append((length, entry[0], entry[1]))
+                if length == 1:
+                    has_single = True
+        if not has_single:
+            found.append((1, self.vocab.unk_index, self.unk_score))
+        return found
+
+    def viterbi(self, text: str, start: float = 0.0) -> tuple[list[tuple[int, int, int, float]], float, float, float]:
+        """Best path over ``text`` starting from accumulated score ``start``.
+
+        Returns (path, final accumulated score, smallest inner gap, end gap);
+        the path is a list of (begin, length, id, score). A gap is the
+        distance between the best and second-best candidate of a node
+        (+inf where there was a single candidate).
+        """
+        n = len(text)
+        # Per node: begin, length, id, score, accumulated, previous node.
+        begins = [0]
+        lengths = [0]
+        ids = [-1]
+        scores = [0.0]
+        accs = [start]
+        prevs = [-1]
+        ends: list[list[int]] = [[] for _ in range(n + 1)]
+        ends[0].append(0)
+        inf = float("inf")
+        inner_gap = inf
+        unpack, pack = _F32.unpack, _F32.pack
+        for pos in range(n):
+            left = ends[pos]
+            for length, piece_id, score in self.nodes_at(text, pos):
+                best_sum = second = -inf
+                best_node = -1
+                for node in left:
+                    total = accs[node] + score
+                    if total > best_sum:
+                        second, best_sum, best_node = best_sum, total, node
+                    elif total > second:
+                        second = total
+                best_acc = unpack(pack(best_sum))[0]
+                if second != -inf:
+                    gap = best_sum - second
+                    if gap < inner_gap:
+                        inner_gap = gap
+                    if gap < 1e-3 * (1.0 + abs(best_sum)):
+                        best_node, best_acc = self._exact_choice(left, accs, score)
+                node_index = len(begins)
+                begins.append(pos)
+                lengths.append(length)
+                ids.append(piece_id)
+                scores.append(score)
+                accs.append(best_acc)
+                prevs.append(best_node)
+                ends[pos + length].append(node_index)
+        # The end-of-sentence node: score 0, so candidates are the accs.
+        final = ends[n]
+        best_node = max(final, key=accs.__getitem__)  # first max wins
+        end_gap = inf
+        others = [accs[i] for i in final if i != best_node]
+        if others:
+            end_gap = accs[best_node] - max(others)
+        path = []
+        node = best_node
+        while node > 0:
+            path.append((begins[node], lengths[node], ids[node], scores[node]))
+            node = prevs[node]
+        path.reverse()
+        return path, accs[best_node], inner_gap, end_gap
+
+    @staticmethod
+    def _exact_choice(left: list[int], accs: list[float], score: float) -> tuple[int, float]:
+        """Float32 argmax of ``acc + score``; the first candidate wins ties."""
+        best_node, best = -1, None
+        for node in left:
+            total = f32(accs[node] + score)
+            if best is None or total > best:
+                best, best_node = total, node
+        return best_node, best
+
+    # -- encoding -------------------------------------------------------
+    def _pieces(self, text: str, path) -> tuple[tuple[str, int], ...]:
+        return tuple((text[b:b + n], i) for b, n, i, _ in path)
+
+    def _encode_word(self, word: str) -> WordEncoding:
+        path, _, inner_gap, end_gap = self.viterbi(word)
+        gap = min(inner_gap, end_gap)
+        span = len(word) + 1
+        reach = span * self.max_abs_score
+        robustness = gap / ((span + 1) * _ERROR_SCALE) - reach
+        magnitude = sum(abs(s) for *_, s in path)
+        return WordEncoding(self._pieces(word, path), robustness, magnitude)
+
+    def encode(self, normalized: str) -> list[tuple[str, int]]:
+        words = self.split_words(normalized)
+        results = [self.encode_word(w) for w in words]
+        bound = 2.0 * sum(r.magnitude for r in results) + 1.0
+        if all(r.robustness > bound for r in results):
+            out: list[tuple[str, int]] = []
+            for r in results:
+                out.extend(r.pieces)
+            return out
+        return self._encode_in_context(words, results)
+
+    def _encode_in_context(self, words, results) -> list[tuple[str, int]]:
+        """Exact path when some word is not robust: recompute it in place.
+
+        Words are grouped so that each group ends with a word whose
+        decisions are robust at the current accumulated score (or with the
+        sentence); a group of one robust word reuses the cache, any other
+        group is re-run from the exact float32 score where it starts. The
+        bound on the accumulated score is the exact score so far plus the
+        magnitudes still to come, doubled for safety.
+        """
+        out: list[tuple[str, int]] = []
+        acc = 0.0
+        remaining = sum(r.magnitude for r in results)
+        i, count = 0, len(words)
+        while i < count:
+            bound = 2.0 * (abs(acc) + remaining) + 1.0
+            j = i
+            while j + 1 < count and results[j].robustness <= bound:
+                j += 1
+            if i == j and results[i].robustness > bound:
+                out.extend(results[i].pieces)
+                for piece, piece_id in results[i].pieces:
+                    acc = f32(acc + self._node_score(piece, piece_id))
+            else:
+                text = "".join(words[i:j + 1])
+                path, acc, _, _ = self.viterbi(text, acc)
+                out.extend(self._pieces(text, path))
+            remaining -= sum(r.magnitude for r in results[i:j + 1])
+            i = j + 1
+        return out
+
+    def _node_score(self, piece: str, piece_id: int) -> float:
+        entry = self.table.get(piece)
+        if entry is not None and entry[0] == piece_id:
+            return entry[1]
+        return self.unk_score

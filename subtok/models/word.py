@@ -1,0 +1,26 @@
+"""Word segmentation: whitespace-delimited words are looked up whole.
+
+A new word starts at the beginning and at every "▁" (SentencePiece's word
+model always splits prefix-style, even in a model trained with
+``treat_whitespace_as_suffix``). A word missing from the vocabulary is the
+unknown piece.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..normalizer.normalizer import SPACE_SYMBOL
+from ..vocab import Vocabulary
+from .base import Model, WordEncoding
+
+
+class WordModel(Model):
+    name = "word"
+
+    def __init__(self, vocab: Vocabulary, **kwargs) -> None:
+        super().__init__(vocab, **kwargs)
+        self._splitter = re.compile("(?=%s)" % SPACE_SYMBOL)
+
+    def _encode_word(self, word: str) -> WordEncoding:
+        return WordEncoding(((word, self.vocab.normal.get(word, self.vocab.unk_index)),))

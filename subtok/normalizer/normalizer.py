@@ -1,0 +1,206 @@
+"""Text normalization exactly as SentencePiece's ``Normalizer`` does it.
+
+Normalization runs in steps over the input. Each step consumes a prefix of
+the remaining text and emits a replacement:
+
+1. the longest user-defined symbol that is a prefix, emitted unchanged;
+2. else the longest charsmap key that is a prefix, emitted as its target;
+3. else one character, unchanged; an invalid UTF-8 byte becomes U+FFFD.
+
+The step outputs are then joined under the whitespace rules of the
+NormalizerSpec (skip leading spaces, add the dummy prefix, collapse runs of
+spaces, escape " " as "▁", drop trailing whitespace).
+
+We work on ``str``. Input bytes are decoded with ``surrogateescape`` so every
+invalid byte is one lone surrogate (U+DC80..U+DCFF); that is exactly the
+unit SentencePiece replaces by one U+FFFD. Offsets are tracked in code
+points of that string and turned into byte offsets by the caller.
+
+Speed: most lines contain no character that any rule could touch. A regex
+character class of such "trigger" characters (single-character keys, every
+non-first character of longer keys, first characters of user-defined
+symbols, lone surrogates) finds them; a line without any takes a fast path
+made of ``str.split``/``join``, and a line with some skips straight to the
+positions where a rule can start. A rule can only start at a trigger or
+right before one, because the second character of a multi-character key is
+itself a trigger.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+SPACE_SYMBOL = "\u2581"  # "▁", SentencePiece's escaped space
+
+
+def _char_class(chars: Iterable[str]) -> str:
+    """A compact regex character class (ranges of consecutive code points)."""
+    points = sorted({ord(c) for c in chars})
+    parts = []
+    i = 0
+    while i < len(points):
+        j = i
+        while j + 1 < len(points) and points[j + 1] == points[j] + 1:
+            j += 1
+        lo, hi = points[i], points[j]
+        parts.append(re.escape(chr(lo)) if lo == hi else
+                     "%s-%s" % (re.escape(chr(lo)), re.escape(chr(hi))))
+        i = j + 1
+    return "".join(parts)
+
+
+class Normalizer:
+    """Normalize text with a charsmap dict and the NormalizerSpec flags."""
+
+    def __init__(
+        self,
+        rules: dict[str, str],
+        *,
+        add_dummy_prefix: bool = True,
+        remove_extra_whitespaces: bool = True,
+        escape_whitespaces: bool = True,
+        treat_whitespace_as_suffix: bool = False,
+        user_defined_symbols: Iterable[str] = (),
+    ) -> None:
+        self.rules = rules
+        self.add_dummy_prefix = add_dummy_prefix
+        self.remove_extra_whitespaces = remove_extra_whitespaces
+        self.escape_whitespaces = escape_whitespaces
+        self.treat_whitespace_as_suffix = treat_whitespace_as_suffix
+        self.user_defined = frozenset(s for s in user_defined_symbols if s)
+        self.space = SPACE_SYMBOL if escape_whitespaces else " "
+        self._max_key = max(map(len, rules), default=0)
+        self._max_user = max(map(len, self.user_defined), default=0)
+        triggers: set[str] = set()
+        for key in rules:
+            triggers.update(key if len(key) == 1 else key[1:])
+        triggers.update(s[0] for s in self.user_defined)
+        self._trigger = re.compile(
+            "[%s\ud800-\udfff]" % _char_class(triggers))
+        self._prefix = self.space if add_dummy_prefix and not treat_whitespace_as_suffix else ""
+        self._suffix = self.space if add_dummy_prefix and treat_whitespace_as_suffix else ""
+
+    # -- public ---------------------------------------------------------
+    def normalize(self, text: str) -> str:
+        """Return the normalized text (no offsets)."""
+        if not text:
+            return ""
+        if self._trigger.search(text) is None:
+            return self._normalize_plain(text)
+        return self._normalize_steps(text, None)
+
+    def normalize_with_offsets(self, text: str) -> tuple[str, list[int]]:
+        """Return (normalized, norm_to_orig).
+
+        ``norm_to_orig[i]`` is the index in ``text`` of the character that
+        produced normalized character ``i``; one extra entry at the end holds
+        the position where consumption stopped.
+        """
+        if not text:
+            return "", []
+        offsets: list[int] = []
+        normalized = self._normalize_steps(text, offsets)
+        return normalized, offsets
+
+    # -- fast path ------------------------------------------------------
+    def _normalize_plain(self, text: str) -> str:
+        """Whitespace rules only: valid when no rule can apply to ``text``."""
+        space = self.space
+        if not self.remove_extra_whitespaces:
+            body = text.replace(" ", space) if self.escape_whitespaces else text
+            return self._prefix + body + self._suffix
+        tokens = [t for t in text.split(" ") if t]
+        if not tokens:
+            return ""
+        out = (self._prefix + space.join(tokens)).rstrip(space)
+        return out + self._suffix
+
+    # -- general path ---------------------------------------------------
+    def _step(self, text: str, i: int) -> tuple[str, int]:
+        """One normalization step at ``i``: (output, characters consumed)."""
+        n = len(text)
+        if self._max_user:
+            for length in range(min(self._max_user, n - i), 0, -1):
+                if text[i:i + length] in self.user_defined:
+                    return text[i:i + length], length
+        rules = self.rules
+        for length in range(min(self._max_key, n - i), 0, -1):
+            target = rules.get(text[i:i + length])
+            if target is not None:
+                return target, length
+        char = text[i]
+        if "\ud800" <= char <= "\udfff":
+            return "\ufffd", 1
+        return char, 1
+
+    def _steps(self, text: str) -> Iterator[tuple[str, int]]:
+        """All steps over ``text``, skipping quickly over rule-free runs."""
+        i, n = 0, len(text)
+        search = self._trigger.search
+        while i < n:
+            match = search(text, i)
+            stop = n if match is None else max(i, match.start() - 1)
+            for char in text[i:stop]:
+                yield char, 1
+            i = stop
+            if i < n:
+                output, length = self._step(text, i)
+                yield output, length
+                i += length
+
+    def _normalize_steps(self, text: str, offsets: list[int] | None) -> str:
+        """SentencePiece's whole-sentence algorithm over the steps."""
+        space = self.space
+        remove_extra = self.remove_extra_whitespaces
+        out: list[str] = []
+        consumed = 0
+        steps = self._steps(text)
+        first = None
+        for output, length in steps:
+            if remove_extra and output == " ":
+                consumed += length
+                continue
+            first = (output, length)
+            break
+        if first is None:
+            return ""
+
+        def emit(piece: str) -> None:
+            out.append(piece)
+            if offsets is not None:
+                offsets.extend([consumed] * len(piece))
+
+        if self._prefix:
+            emit(self._prefix)
+        prev_space = remove_extra
+        pending = [first]
+        for output, length in _chain(pending, steps):
+            if prev_space:
+                output = output.lstrip(" ")
+            if output:
+                emit(output.replace(" ", space) if space != " " else output)
+                prev_space = output.endswith(" ")
+            consumed += length
+            if not remove_extra:
+                prev_space = False
+        normalized = "".join(out)
+        if remove_extra:
+            kept = len(normalized.rstrip(space))
+            if kept != len(normalized):
+                normalized = normalized[:kept]
+                if offsets is not None:
+                    consumed = offsets[kept]
+                    del offsets[kept:]
+        if self._suffix:
+            normalized += self._suffix
+            if offsets is not None:
+                offsets.append(consumed)
+        if offsets is not None:
+            offsets.append(consumed)
+        return normalized
+
+
+def _chain(first: list, rest: Iterator) -> Iterator:
+    yield from first
+    yield from rest

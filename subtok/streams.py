@@ -1,0 +1,108 @@
+"""Line input and atomic output for the command-line tools.
+
+Lines are what lies between ``\\n`` bytes, exactly as spm_encode reads them
+(``std::getline``): a ``\\r`` or a BOM stays in the text, and a last line
+without a newline still counts. Output to a file is written to a temporary
+file beside it and renamed into place only when everything succeeded, so a
+failure never leaves a half-written file behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+from .errors import SubtokError
+
+
+class InputError(SubtokError):
+    """An input file cannot be opened or read."""
+
+
+class OutputError(SubtokError):
+    """An output file cannot be written."""
+
+
+def read_lines(paths: list[str]) -> Iterator[bytes]:
+    """Yield raw lines (without the ``\\n``) from files, or stdin if none."""
+    if not paths:
+        yield from _lines_of(sys.stdin.buffer, "<stdin>")
+        return
+    for path in paths:
+        if path == "-":
+            yield from _lines_of(sys.stdin.buffer, "<stdin>")
+            continue
+        try:
+            handle = open(path, "rb")
+        except OSError as exc:
+            raise InputError("%s: cannot open input file: %s." % (path, exc.strerror or exc)) from None
+        with handle:
+            yield from _lines_of(handle, path)
+
+
+def _lines_of(handle: BinaryIO, name: str) -> Iterator[bytes]:
+    try:
+        for line in handle:
+            yield line[:-1] if line.endswith(b"\n") else line
+    except OSError as exc:
+        raise InputError("%s: cannot read input: %s." % (name, exc.strerror or exc)) from None
+
+
+def check_readable(paths: list[str]) -> None:
+    """Fail early, before any output is produced, if an input is missing."""
+    for path in paths:
+        if path != "-" and not os.access(path, os.R_OK):
+            reason = "no such file" if not os.path.exists(path) else "permission denied"
+            if os.path.isdir(path):
+                reason = "is a directory"
+            raise InputError("%s: cannot open input file: %s." % (path, reason))
+        if path != "-" and os.path.isdir(path):
+            raise InputError("%s: cannot open input file: is a directory." % path)
+
+
+def _default_mode() -> int:
+    """The permissions a newly created file would get (0666 less the umask)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+@contextlib.contextmanager
+def atomic_writer(path: str | os.PathLike) -> Iterator[BinaryIO]:
+    """Write to a temporary file beside ``path``; rename it into place on success.
+
+    On any failure the temporary file is removed and an OSError becomes an
+    :class:`OutputError` naming ``path``.
+    """
+    target = Path(path)
+    try:
+        handle, tmp = tempfile.mkstemp(prefix=".%s." % target.name, dir=str(target.parent))
+    except OSError as exc:
+        raise OutputError("%s: cannot write output file: %s." % (path, exc.strerror or exc)) from None
+    try:
+        with os.fdopen(handle, "wb") as out:
+            yield out
+        os.chmod(tmp, _default_mode())
+        os.replace(tmp, target)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise OutputError("%s: cannot write output file: %s." % (path, exc.strerror or exc)) from None
+        raise
+
+
+@contextlib.contextmanager
+def open_output(path: str | None) -> Iterator[BinaryIO]:
+    """A binary stream to ``path`` (atomic) or to stdout when ``path`` is None."""
+    if path is None or path == "-":
+        yield sys.stdout.buffer
+        sys.stdout.buffer.flush()
+        return
+    with atomic_writer(path) as out:
+        yield out

@@ -1,0 +1,126 @@
+"""The vocabulary: pieces, scores, types and the two lookup maps.
+
+SentencePiece keeps two maps from piece string to id:
+
+* the *normal* map (NORMAL, USER_DEFINED, UNUSED pieces) is the only one
+  consulted while segmenting text, so a CONTROL string typed in the text is
+  ordinary text;
+* the *reserved* map (UNKNOWN, CONTROL, BYTE pieces) is consulted first by
+  ``piece_to_id`` (decoding, bos/eos lookup).
+
+Special ids (unk/bos/eos/pad) come from piece *types and names*, never from
+the ``*_id`` fields of the TrainerSpec.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from .errors import ModelFileError
+
+
+class PieceType(enum.IntEnum):
+    """``ModelProto.SentencePiece.Type`` values (BYTE is 6, UNUSED is 5)."""
+
+    NORMAL = 1
+    UNKNOWN = 2
+    CONTROL = 3
+    USER_DEFINED = 4
+    UNUSED = 5
+    BYTE = 6
+
+
+_NORMAL_MAP_TYPES = (PieceType.NORMAL, PieceType.USER_DEFINED, PieceType.UNUSED)
+
+DEFAULT_UNK_SURFACE = " \u2047 "
+
+
+def byte_piece(value: int) -> str:
+    """The piece string of a byte-fallback piece, e.g. ``<0x0A>``."""
+    return "<0x%02X>" % value
+
+
+@dataclass
+class SpecialPieces:
+    """Names used to find the special ids, and the decoded text of <unk>."""
+
+    unk_piece: str = "<unk>"
+    bos_piece: str = "<s>"
+    eos_piece: str = "</s>"
+    pad_piece: str = "<pad>"
+    unk_surface: str = DEFAULT_UNK_SURFACE
+
+
+@dataclass
+class Vocabulary:
+    """Pieces in id order with their scores and types, plus lookup maps."""
+
+    pieces: list[str]
+    scores: list[float]
+    types: list[int]
+    byte_fallback: bool = False
+    special: SpecialPieces = field(default_factory=SpecialPieces)
+
+    def __post_init__(self) -> None:
+        self.normal: dict[str, int] = {}
+        self.reserved: dict[str, int] = {}
+        unk = None
+        for index, (piece, kind) in enumerate(zip(self.pieces, self.types)):
+            if not piece:
+                raise ModelFileError("piece must not be empty.")
+            if "\0" in piece:
+                raise ModelFileError("piece must not include null character.")
+            if kind not in PieceType._value2member_map_:
+                raise ModelFileError("piece %r has an unknown type %d." % (piece, kind))
+            target = self.normal if kind in _NORMAL_MAP_TYPES else self.reserved
+            if piece in target:
+                raise ModelFileError("%s is already defined." % piece)
+            target[piece] = index
+            if kind == PieceType.UNKNOWN:
+                if unk is not None:
+                    raise ModelFileError("unk is already defined.")
+                unk = index
+            if kind == PieceType.BYTE and not self.byte_fallback:
+                raise ModelFileError(
+                    "byte piece %s is found although `byte_fallback` is false." % piece)
+        if unk is None:
+            raise ModelFileError("unk is not defined.")
+        self.unk_index = unk
+        self.byte_ids: list[int] = []
+        if self.byte_fallback:
+            ids = [self.reserved.get(byte_piece(b)) for b in range(256)]
+            if any(i is None or self.types[i] != PieceType.BYTE for i in ids):
+                raise ModelFileError(
+                    "there are not 256 byte pieces although `byte_fallback` is true.")
+            self.byte_ids = ids  # type: ignore[assignment]
+        self.byte_values = {i: b for b, i in enumerate(self.byte_ids)}
+
+    def __len__(self) -> int:
+        return len(self.pieces)
+
+    def piece_to_id(self, piece: str) -> int:
+        """Reserved map first, then the normal map, else the unknown id."""
+        found = self.reserved.get(piece)
+        if found is None:
+            found = self.normal.get(piece, self.unk_index)
+        return found
+
+    def _special_id(self, name: str, kind: PieceType) -> int:
+        index = self.piece_to_id(name)
+        return index if self.types[index] == kind else -1
+
+    def unk_id(self) -> int:
+        return self._special_id(self.special.unk_piece, PieceType.UNKNOWN)
+
+    def bos_id(self) -> int:
+        return self._special_id(self.special.bos_piece, PieceType.CONTROL)
+
+    def eos_id(self) -> int:
+        return self._special_id(self.special.eos_piece, PieceType.CONTROL)
+
+    def pad_id(self) -> int:
+        return self._special_id(self.special.pad_piece, PieceType.CONTROL)
+
+    def user_defined(self) -> list[str]:
+        return [p for p, t in zip(self.pieces, self.types) if t == PieceType.USER_DEFINED]
