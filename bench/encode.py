@@ -1,0 +1,94 @@
+"""Benchmark: ``subtok encode`` vs sentencepiece 0.2.3 (not a test).
+
+Times, in one run, on ../shared/data/corpora/gutenberg_en.txt (35 MB):
+  * model load time (subtok) for each model;
+  * encoding the corpus to ids with sentencepiece (one thread, line by line,
+    in this process) and with ``subtok encode`` (real CLI, 1 and 2 worker
+    processes, output to a file), with peak memory of the subtok process;
+and prints the ratios against the issue's targets.
+
+    python bench/encode.py [--lines N] [--models llama2,maxtext_c4_unigram32k]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data"
+CORPUS = DATA / "corpora" / "gutenberg_en.txt"
+DEFAULT_MODELS = ["llama2", "maxtext_c4_unigram32k"]
+
+
+def spm_time(model: Path, lines: list[bytes]) -> float:
+    import sentencepiece as spm
+    sp = spm.SentencePieceProcessor(model_file=str(model))
+    start = time.perf_counter()
+    for line in lines:
+        sp.encode(line)
+    return time.perf_counter() - start
+
+
+def subtok_run(model: Path, corpus: Path, threads: int) -> tuple[float, float]:
+    """Wall time and peak RSS (MB) of the real CLI on the corpus."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out.txt"
+        cmd = [sys.executable, "-m", "subtok", "encode", "--model", str(model),
+               "--output_format=id", "--num_threads", str(threads), "--output", str(out), str(corpus)]
+        start = time.perf_counter()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        subprocess.run(cmd, check=True)
+        elapsed = time.perf_counter() - start
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return elapsed, max(peak, before) / 1024.0
+
+
+def load_time(model: Path) -> float:
+    code = ("import time,subtok;t=time.perf_counter();subtok.SentencePieceProcessor(%r);"
+            "print(time.perf_counter()-t)" % str(model))
+    runs = [float(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                                 text=True).stdout) for _ in range(3)]
+    return min(runs)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lines", type=int, default=0, help="use only the first N lines (0 = all)")
+    parser.add_argument("--models", default=",".join(DEFAULT_MODELS))
+    args = parser.parse_args()
+    if not CORPUS.exists():
+        sys.exit("bench: %s not found" % CORPUS)
+    corpus = CORPUS
+    raw = CORPUS.read_bytes().split(b"\n")
+    if raw and raw[-1] == b"":
+        raw.pop()
+    if args.lines:
+        raw = raw[:args.lines]
+        tmp = tempfile.NamedTemporaryFile(delete=False, suffix=".txt")
+        tmp.write(b"\n".join(raw) + b"\n")
+        tmp.close()
+        corpus = Path(tmp.name)
+    print("corpus: %s (%d lines, %.1f MB)" % (CORPUS.name, len(raw), sum(map(len, raw)) / 1e6))
+    for name in args.models.split(","):
+        model = DATA / "models" / (name + ".model")
+        ref = spm_time(model, raw)
+        one, mem1 = subtok_run(model, corpus, 1)
+        two, mem2 = subtok_run(model, corpus, 2)
+        load = load_time(model)
+        print("%-24s spm %6.2fs | subtok 1 proc %6.2fs (%.2fx, target <= 2.5x) | "
+              "2 procs %6.2fs (%.2fx, target <= 1.3x) | load %.3fs (target <= 0.3s) | "
+              "peak RSS %.0f MB (target <= 200)"
+              % (name, ref, one, one / ref, two, two / ref, load, max(mem1, mem2)))
+    if corpus != CORPUS:
+        os.unlink(corpus)
+
+
+if __name__ == "__main__":
+    main()
