@@ -14,7 +14,7 @@ class ModelFileError(SubtokError):
     """A .model file cannot be read, parsed or validated."""
 
 
-class NormalizerError(SubtokError):
+class NormalizerError(SubtokError, ValueError):
     """A precompiled charsmap or normalization rule is broken."""
 
 

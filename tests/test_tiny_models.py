@@ -1,0 +1,148 @@
+"""Hand-made tiny models of every type and flag, checked against the oracle.
+
+Each model is built with subtok's own writer, loaded by both sentencepiece
+and subtok, and must encode (ids and pieces) and decode identically.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from subtok import SentencePieceProcessor
+from subtok.model_file import ModelData, build_proto
+from subtok.vocab import PieceType, byte_piece
+
+N, U, C, D, X, B = (PieceType.NORMAL, PieceType.UNKNOWN, PieceType.CONTROL,
+                    PieceType.USER_DEFINED, PieceType.UNUSED, PieceType.BYTE)
+S = "\u2581"
+TYPE_IDS = {"unigram": 1, "bpe": 2, "word": 3, "char": 4}
+
+
+def make(entries, model_type="unigram", byte_fallback=False, add_dummy_prefix=True,
+         remove_extra_whitespaces=True, suffix=False, charsmap=b""):
+    """entries: (piece, score, type). Returns serialized model bytes."""
+    entries = list(entries)
+    if byte_fallback:
+        entries += [(byte_piece(b), 0.0, B) for b in range(256)]
+    data = ModelData([e[0] for e in entries], [e[1] for e in entries],
+                     [int(e[2]) for e in entries], model_type=model_type)
+    trainer = {"model_type": TYPE_IDS[model_type], "byte_fallback": byte_fallback,
+               "treat_whitespace_as_suffix": suffix}
+    normalizer = {"name": "test", "add_dummy_prefix": add_dummy_prefix,
+                  "remove_extra_whitespaces": remove_extra_whitespaces}
+    if charsmap:
+        normalizer["precompiled_charsmap"] = charsmap
+    return build_proto(data, trainer, normalizer).SerializeToString()
+
+
+META = [("<unk>", 0.0, U), ("<s>", 0.0, C), ("</s>", 0.0, C)]
+
+UNIGRAM = META + [
+    (S, -2.0, N), (S + "a", -3.0, N), ("a", -2.5, N), ("b", -2.5, N), ("ab", -4.0, N),
+    ("abc", -4.5, N), ("c", -3.0, N), (S + "ab", -5.5, N), ("bc", -5.0, N), ("<x>", 0.0, D),
+    ("aa", -5.0, N), ("aaa", -7.5, N), ("cc", -4.0, X), ("-", -1.0, N), ("--", -2.0, N),
+    ("---", -3.0, N), ("\u65e5", -3.0, N), ("\u65e5\u672c", -5.0, N), ("\u672c", -3.0, N),
+]
+BPE = META + [
+    (S + "a", 0.0, N), ("ab", -1.0, N), ("bc", -1.0, N), (S + "ab", -2.0, N), ("aa", -3.0, N),
+    ("abc", -4.0, X), (S + "abc", -5.0, N), ("<x>", 0.0, D), ("cc", -6.0, N),
+    (S, -7.0, N), ("a", -8.0, N), ("b", -9.0, N), ("c", -10.0, N), ("-", -11.0, N),
+]
+CHAR = META + [(S, -1.0, N), ("a", -2.0, N), ("b", -2.5, N), ("c", -3.0, N), ("<x>", 0.0, D)]
+WORD = META + [(S + "a", -1.0, N), (S + "ab", -2.0, N), (S + "abc", -3.0, N), (S + "b", -2.0, N)]
+
+MODELS = {
+    "unigram": make(UNIGRAM),
+    "unigram-bytes": make(UNIGRAM, byte_fallback=True),
+    "unigram-keep-ws": make(UNIGRAM, add_dummy_prefix=False, remove_extra_whitespaces=False),
+    "unigram-suffix": make([(p.replace(S, "") + S if p.startswith(S) and len(p) > 1 else p, s, t)
+                            for p, s, t in UNIGRAM], suffix=True),
+    "bpe": make(BPE, "bpe"),
+    "bpe-bytes": make(BPE, "bpe", byte_fallback=True, remove_extra_whitespaces=False),
+    "bpe-no-prefix": make(BPE, "bpe", add_dummy_prefix=False),
+    "char": make(CHAR, "char"),
+    "char-bytes": make(CHAR, "char", byte_fallback=True),
+    "word": make(WORD, "word"),
+    "word-suffix": make(WORD, "word", suffix=True),
+}
+
+ALPHABET = "abc -<x>\u65e5\u672cz\u2581\t"
+SAMPLES = ["", " ", "a", "abc", "a b c", "aaaaa", "aaaa", "abcabc", "ab ab  abc", "<x>a<x>b",
+           "a<x", "zz", "z a z", "---------", "-- -", "\u65e5\u672c\u65e5", "cc", "ccc",
+           " \u2581 a\u2581", "a\tb", "  lead", "trail  ", "abc abcabc zabc"]
+SAMPLES += ["".join(p) for p in itertools.product("ab c", repeat=4)]
+
+
+@pytest.fixture(scope="module")
+def pairs(spm):
+    return {name: (spm.SentencePieceProcessor(model_proto=blob),
+                   SentencePieceProcessor(model_proto=blob)) for name, blob in MODELS.items()}
+
+
+def check(ref, mine, text):
+    assert mine.encode(text, out_type=str) == ref.encode(text, out_type=str), text
+    ids = ref.encode(text)
+    assert mine.encode(text) == ids, text
+    assert mine.decode(ids) == ref.decode(ids), ids
+    assert mine.decode(ref.encode(text, out_type=str)) == ref.decode(ref.encode(text, out_type=str))
+    for flags in ({"add_bos": True}, {"add_eos": True, "reverse": True}, {"emit_unk_piece": True}):
+        assert mine.encode(text, **flags) == ref.encode(text, **flags), (text, flags)
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_samples_match_oracle(pairs, name):
+    ref, mine = pairs[name]
+    for text in SAMPLES:
+        check(ref, mine, text)
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+@settings(max_examples=150, deadline=None)
+@given(text=st.text(alphabet=ALPHABET, max_size=24))
+def test_random_strings_match_oracle(pairs, name, text):
+    ref, mine = pairs[name]
+    check(ref, mine, text)
+
+
+@settings(max_examples=80, deadline=None)
+@given(ids=st.lists(st.integers(min_value=0, max_value=len(UNIGRAM) + 255), max_size=12))
+def test_decode_arbitrary_ids_matches_oracle(pairs, ids):
+    ref, mine = pairs["unigram-bytes"]
+    assert mine.decode(ids) == ref.decode(ids)
+
+
+@settings(max_examples=60, deadline=None)
+@given(pieces=st.lists(st.sampled_from(["<unk>", "<s>", S, S + "a", "a", "zz", S + S + "q" + S,
+                                        "<0xE3>", "<0x81>", "<0x82>", "<0xE2>", "<0x96>",
+                                        "<0xFF>", "<x>", ""]), max_size=8))
+def test_decode_arbitrary_pieces_matches_oracle(pairs, pieces):
+    for name in ("unigram-bytes", "unigram-keep-ws", "bpe-bytes", "unigram"):
+        ref, mine = pairs[name]
+        assert mine.decode_pieces(pieces) == ref.decode_pieces(pieces), (name, pieces)
+
+
+def test_bos_undefined_is_reported_like_sentencepiece():
+    blob = make([("<unk>", 0.0, U), ("a", -1.0, N), ("<s>", 0.0, D)])
+    sp = SentencePieceProcessor(model_proto=blob)
+    with pytest.raises(ValueError, match="BOS token is not defined as a control symbol"):
+        sp.encode("a", add_bos=True)
+
+
+def test_offsets_match_sentencepiece_proto(spm):
+    from conftest import MODELS_DIR, needs_data  # noqa: F401
+    if not MODELS_DIR.is_dir():
+        pytest.skip("shared data not found")
+    for name in ("hf_test_sentencepiece", "llama2", "maxtext_c4_unigram32k", "mistral_instruct_v3"):
+        path = str(MODELS_DIR / (name + ".model"))
+        ref = spm.SentencePieceProcessor(model_file=path)
+        mine = SentencePieceProcessor(path)
+        for text in ["  ab \u65e5\u672c\u8a9e \ufb01", "Hello \U0001f600 world  123", "\u3000x\u3000 y ",
+                     "a\u0301b", "", "   "]:
+            proto = ref.encode_as_proto(text)
+            expected = [(p.piece, p.id, p.surface, p.begin, p.end) for p in proto.pieces]
+            got = [(p.piece, p.id, p.surface, p.begin, p.end) for p in mine.encode_with_offsets(text)]
+            assert got == expected, (name, text)
