@@ -33,10 +33,11 @@ from .base import Model, WordEncoding
 
 _F32 = struct.Struct("<f")
 
-# Rounding-error budget: a float32 sum of k terms bounded by M in magnitude
-# is off by at most k * M * 2**-24; comparing two such sums computed from two
-# different offsets needs four of those, and we keep another factor 4 spare.
-_ERROR_SCALE = 2.0 ** -20
+# Rounding-error budget: a float32 sum of k terms whose partial sums stay
+# below M in magnitude is off by at most k * M * 2**-24; comparing two such
+# sums computed from two different offsets needs four of those, and we keep
+# a factor 2 spare.
+_ERROR_SCALE = 2.0 ** -21
 
 
 def f32(value: float) -> float:
@@ -65,21 +66,27 @@ class UnigramModel(Model):
         self.table = table
         self.max_piece_length = max(map(len, table), default=1)
         self.unk_score = f32(min(normal_scores, default=0.0) - 10.0)
-        magnitudes = [abs(s) for _, s in table.values()] + [abs(self.unk_score)]
-        self.max_abs_score = max(magnitudes)
+        self.prefixes = frozenset(p[:k] for p in table for k in range(1, len(p)))
 
     # -- lattice --------------------------------------------------------
     def nodes_at(self, text: str, pos: int) -> list[tuple[int, int, float]]:
         """Nodes starting at ``pos`` as (length, id, score), shortest first."""
         table = self.table
+        prefixes = self.prefixes
         found = []
         has_single = False
-        for length in range(1, min(self.max_piece_length, len(text) - pos) + 1):
-            entry = table.get(text[pos:pos + length])
+        end = min(pos + self.max_piece_length, len(text))
+        stop = pos + 1
+        while stop <= end:
+            candidate = text[pos:stop]
+            entry = table.get(candidate)
             if entry is not None:
-                found.append((length, entry[0], entry[1]))
-                if length == 1:
+                found.append((stop - pos, entry[0], entry[1]))
+                if stop == pos + 1:
                     has_single = True
+            elif candidate not in prefixes:
+                break
+            stop += 1
         if not has_single:
             found.append((1, self.vocab.unk_index, self.unk_score))
         return found
@@ -87,10 +94,17 @@ class UnigramModel(Model):
     def viterbi(self, text: str, start: float = 0.0) -> tuple[list[tuple[int, int, int, float]], float, float, float]:
         """Best path over ``text`` starting from accumulated score ``start``.
 
-        Returns (path, final accumulated score, smallest inner gap, end gap);
-        the path is a list of (begin, length, id, score). A gap is the
-        distance between the best and second-best candidate of a node
-        (+inf where there was a single candidate).
+        Returns (path, final accumulated score, smallest gap, largest
+        magnitude); the path is a list of (begin, length, id, score). A gap
+        is the distance between the best and the second-best predecessor at
+        a position (+inf where there was only one); the magnitude is the
+        largest absolute accumulated score seen.
+
+        All nodes starting at one position share their candidates, and
+        ``acc + score`` is computed exactly in doubles, so the predecessor
+        with the largest ``acc`` wins for every node there; only when two
+        candidates are so close that float32 rounding of the sum could tie
+        them is the sum rounded per candidate (first wins).
         """
         n = len(text)
         # Per node: begin, length, id, score, accumulated, previous node.
@@ -103,48 +117,52 @@ class UnigramModel(Model):
         ends: list[list[int]] = [[] for _ in range(n + 1)]
         ends[0].append(0)
         inf = float("inf")
-        inner_gap = inf
+        gap_min = inf
+        magnitude = abs(start)
         unpack, pack = _F32.unpack, _F32.pack
+        nodes_at = self.nodes_at
         for pos in range(n):
             left = ends[pos]
-            for length, piece_id, score in self.nodes_at(text, pos):
-                best_sum = second = -inf
-                best_node = -1
-                for node in left:
-                    total = accs[node] + score
-                    if total > best_sum:
-                        second, best_sum, best_node = best_sum, total, node
-                    elif total > second:
-                        second = total
-                best_acc = unpack(pack(best_sum))[0]
-                if second != -inf:
-                    gap = best_sum - second
-                    if gap < inner_gap:
-                        inner_gap = gap
-                    if gap < 1e-3 * (1.0 + abs(best_sum)):
-                        best_node, best_acc = self._exact_choice(left, accs, score)
-                node_index = len(begins)
+            best_node = left[0]
+            best = accs[best_node]
+            second = -inf
+            for node in left[1:]:
+                value = accs[node]
+                if value > best:
+                    second, best, best_node = best, value, node
+                elif value > second:
+                    second = value
+            gap = best - second
+            if gap < gap_min:
+                gap_min = gap
+            close = gap <= 1e-6 * (1.0 + abs(best))
+            for length, piece_id, score in nodes_at(text, pos):
+                if close:
+                    prev, acc = self._exact_choice(left, accs, score)
+                else:
+                    prev, acc = best_node, unpack(pack(best + score))[0]
+                if acc > magnitude or -acc > magnitude:
+                    magnitude = abs(acc)
                 begins.append(pos)
                 lengths.append(length)
                 ids.append(piece_id)
                 scores.append(score)
-                accs.append(best_acc)
-                prevs.append(best_node)
-                ends[pos + length].append(node_index)
+                accs.append(acc)
+                prevs.append(prev)
+                ends[pos + length].append(len(begins) - 1)
         # The end-of-sentence node: score 0, so candidates are the accs.
         final = ends[n]
         best_node = max(final, key=accs.__getitem__)  # first max wins
-        end_gap = inf
         others = [accs[i] for i in final if i != best_node]
         if others:
-            end_gap = accs[best_node] - max(others)
+            gap_min = min(gap_min, accs[best_node] - max(others))
         path = []
         node = best_node
         while node > 0:
             path.append((begins[node], lengths[node], ids[node], scores[node]))
             node = prevs[node]
         path.reverse()
-        return path, accs[best_node], inner_gap, end_gap
+        return path, accs[best_node], gap_min, magnitude
 
     @staticmethod
     def _exact_choice(left: list[int], accs: list[float], score: float) -> tuple[int, float]:
@@ -161,18 +179,16 @@ class UnigramModel(Model):
         return tuple((text[b:b + n], i) for b, n, i, _ in path)
 
     def _encode_word(self, word: str) -> WordEncoding:
-        path, _, inner_gap, end_gap = self.viterbi(word)
-        gap = min(inner_gap, end_gap)
-        span = len(word) + 1
-        reach = span * self.max_abs_score
-        robustness = gap / ((span + 1) * _ERROR_SCALE) - reach
+        path, _, gap, reach = self.viterbi(word)
+        additions = len(word) + 2
+        robustness = gap / (additions * _ERROR_SCALE) - reach
         magnitude = sum(abs(s) for *_, s in path)
         return WordEncoding(self._pieces(word, path), robustness, magnitude)
 
     def encode(self, normalized: str) -> list[tuple[str, int]]:
         words = self.split_words(normalized)
         results = [self.encode_word(w) for w in words]
-        bound = 2.0 * sum(r.magnitude for r in results) + 1.0
+        bound = 1.01 * sum(r.magnitude for r in results) + 1.0
         if all(r.robustness > bound for r in results):
             out: list[tuple[str, int]] = []
             for r in results:
@@ -195,7 +211,7 @@ class UnigramModel(Model):
         remaining = sum(r.magnitude for r in results)
         i, count = 0, len(words)
         while i < count:
-            bound = 2.0 * (abs(acc) + remaining) + 1.0
+            bound = abs(acc) + 1.01 * remaining + 1.0
             j = i
             while j + 1 < count and results[j].robustness <= bound:
                 j += 1
