@@ -76,8 +76,9 @@ class Normalizer:
         for key in rules:
             triggers.update(key if len(key) == 1 else key[1:])
         triggers.update(s[0] for s in self.user_defined)
-        self._trigger = re.compile(
-            "[%s\ud800-\udfff]" % _char_class(triggers))
+        triggers.update(map(chr, range(0xD800, 0xE000)))
+        self._trigger_chars = frozenset(triggers)
+        self._trigger = re.compile("[%s]" % _char_class(triggers))
         self._prefix = self.space if add_dummy_prefix and not treat_whitespace_as_suffix else ""
         self._suffix = self.space if add_dummy_prefix and treat_whitespace_as_suffix else ""
 
@@ -86,7 +87,7 @@ class Normalizer:
         """Return the normalized text (no offsets)."""
         if not text:
             return ""
-        if self._trigger.search(text) is None:
+        if self._trigger_chars.isdisjoint(text):
             return self._normalize_plain(text)
         return self._normalize_steps(text, None)
 
@@ -97,11 +98,11 @@ class Normalizer:
         produced normalized character ``i``; one extra entry at the end holds
         the position where consumption stopped.
         """
-        if not text:
-            return "", []
         offsets: list[int] = []
-        normalized = self._normalize_steps(text, offsets)
-        return normalized, offsets
+        normalized = self._normalize_steps(text, offsets) if text else ""
+        # Empty or all-space input stops before any offset is recorded;
+        # sentencepiece 0.2.3 reports [0] then.
+        return normalized, offsets or [0]
 
     # -- fast path ------------------------------------------------------
     def _normalize_plain(self, text: str) -> str:

@@ -1,0 +1,83 @@
+"""The charsmap reader and the normalizer, against sentencepiece itself."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import HOSTILE_LINES, corpus_paths, model_id, model_paths, needs_data, sample_lines
+from subtok import NormalizerError, SentencePieceProcessor
+from subtok.model_file import load_model
+from subtok.normalizer import Normalizer, decode_charsmap
+from subtok.normalizer.charsmap_builder import compile_charsmap
+
+
+@needs_data
+@pytest.mark.parametrize("name", ["test_model", "maxtext_c4_unigram32k", "es_tweets_word_nfkc_cf"])
+def test_charsmap_decodes_to_sentencepiece_decompile(spm, name):
+    from conftest import MODELS_DIR
+    path = MODELS_DIR / (name + ".model")
+    ours = decode_charsmap(load_model(path).normalizer.precompiled_charsmap)
+    theirs = dict(spm.SentencePieceNormalizer(model_file=str(path)).Decompile())
+    assert ours == theirs
+
+
+@needs_data
+@pytest.mark.parametrize("model", model_paths(), ids=model_id)
+def test_normalize_with_offsets_matches_sentencepiece(spm, model):
+    sp = spm.SentencePieceProcessor(model_file=str(model))
+    mine = SentencePieceProcessor(model)
+    texts = [line.decode("utf-8") for corpus in corpus_paths() for line in sample_lines(corpus, 15)]
+    texts += [line.decode("utf-8") for line in HOSTILE_LINES if _valid(line)]
+    for text in texts:
+        expected, offsets = sp.normalize(text, with_offsets=True)
+        assert mine.normalize(text) == expected, text
+        got, got_offsets = mine.normalizer.normalize_with_offsets(text)
+        assert (got, got_offsets) == (expected, list(offsets)), text
+
+
+def _valid(line: bytes) -> bool:
+    try:
+        line.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+RULES = {"\uff21": "A", "\uff22": "B", "\t": " ", "\u3000": " ", "\ufb01": "fi", "x\u0301": "X",
+         "\u00a8": " \u0308", "\u0007": "", "\u2581": " "}
+
+
+@pytest.mark.parametrize("flags", [
+    dict(), dict(add_dummy_prefix=False), dict(remove_extra_whitespaces=False),
+    dict(add_dummy_prefix=False, remove_extra_whitespaces=False), dict(escape_whitespaces=False),
+    dict(treat_whitespace_as_suffix=True),
+])
+def test_flags_match_sentencepiece_on_a_handmade_charsmap(spm, flags):
+    from sentencepiece import sentencepiece_model_pb2 as pb
+    proto = pb.ModelProto()
+    for piece, kind in (("<unk>", 2), ("a", 1), ("<u>", 4)):
+        entry = proto.pieces.add()
+        entry.piece, entry.score, entry.type = piece, -1.0, kind
+    proto.normalizer_spec.precompiled_charsmap = compile_charsmap(RULES)
+    for key in ("add_dummy_prefix", "remove_extra_whitespaces", "escape_whitespaces"):
+        setattr(proto.normalizer_spec, key, flags.get(key, True))
+    proto.trainer_spec.treat_whitespace_as_suffix = flags.get("treat_whitespace_as_suffix", False)
+    sp = spm.SentencePieceProcessor(model_proto=proto.SerializeToString())
+    ours = Normalizer(RULES, user_defined_symbols=["<u>"], **flags)
+    for text in ["", " ", "  a  ", "\uff21\uff22\t\u3000c", "\ufb01x\u0301y", "a\u00a8b", " \u00a8",
+                 "\u0007\u0007", "a\u0007 b", "<u>\uff21<u>", "  <u> ", "\u2581 a\u2581", "x\u0301\u0301"]:
+        expected, offsets = sp.normalize(text, with_offsets=True)
+        assert ours.normalize(text) == expected, (text, flags)
+        assert ours.normalize_with_offsets(text) == (expected, list(offsets)), (text, flags)
+
+
+@pytest.mark.parametrize("blob, message", [
+    (b"\x01\x02", "Blob for normalization rule is broken."),
+    (b"\x00\x10\x00\x00" + b"\x00" * 8, "Trie data size exceeds the input blob size."),
+    (b"\x04\x00\x00\x00" + b"\x00" * 8, "Trie data size is not divisible by 1024."),
+    (b"\x00\x04\x00\x00" + b"\x00" * 1024 + b"ab", "normalized block must be null terminated."),
+    (b"\x00\x04\x00\x00" + b"\x00" * 1024 + b"a\x00", "precompiled_charsmap is invalid."),
+])
+def test_broken_charsmaps_are_reported_like_sentencepiece(blob, message):
+    with pytest.raises(NormalizerError, match=message.replace(".", r"\.")):
+        decode_charsmap(blob)
