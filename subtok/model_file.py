@@ -49,10 +49,14 @@ class ModelData:
     special: SpecialPieces = field(default_factory=SpecialPieces)
     #: The parsed ModelProto this was read from (kept for exact re-saving).
     proto: object | None = None
+    _vocab: Vocabulary | None = field(default=None, init=False, repr=False, compare=False)
 
     def vocabulary(self) -> Vocabulary:
-        return Vocabulary(self.pieces, self.scores, self.types,
-                          byte_fallback=self.byte_fallback, special=self.special)
+        """The validated vocabulary (built once: loading validates it first)."""
+        if self._vocab is None:
+            self._vocab = Vocabulary(self.pieces, self.scores, self.types,
+                                     byte_fallback=self.byte_fallback, special=self.special)
+        return self._vocab
 
 
 def _normalizer_from_proto(spec) -> NormalizerSpec:
