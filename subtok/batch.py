@@ -11,10 +11,13 @@ from __future__ import annotations
 import collections
 import itertools
 import multiprocessing
+import os
+import random
 from collections.abc import Callable, Iterable, Iterator
 
 from .errors import DecodeError, EncodeError, SubtokError
 from .processor import Pair, SentencePieceProcessor
+from .sampling import line_rng
 
 EXTRA_OPTIONS = ("bos", "eos", "reverse", "unk", "unk_piece")
 
@@ -75,10 +78,74 @@ class LineEncoder:
         return pairs
 
     def __call__(self, line: bytes) -> bytes:
+        if not self.options:
+            return _bytes(self.processor.encode_line(_text(line), self.ids))
         pairs = self.pairs(line)
         if self.ids:
             return " ".join([str(i) for _, i in pairs]).encode("ascii")
         return _bytes(" ".join([p for p, _ in pairs]))
+
+
+class SampleLineEncoder:
+    """spm_encode's ``sample_*`` and ``nbest_*`` output formats.
+
+    ``sample_piece`` / ``sample_id``: one sampled segmentation per line
+    (``SampleEncode(nbest_size, alpha)``). ``nbest_piece`` / ``nbest_id``:
+    the n-best hypotheses of a line, one output line each, with nothing
+    between inputs — returned as one item joined by newlines.
+
+    The encoder has ``numbered = True``, so :func:`map_lines` passes each
+    line's 1-based number: with a ``seed`` every line gets its own generator
+    seeded from (seed, line number), so the output does not depend on how
+    lines are split among worker processes. Without a seed each process
+    draws from its own freshly seeded generator.
+    """
+
+    numbered = True
+
+    def __init__(self, processor: SentencePieceProcessor, output_format: str,
+                 extra_options: str = "", nbest_size: int = 10, alpha: float = 0.5,
+                 seed: int | None = None) -> None:
+        kind, _, unit = output_format.partition("_")
+        if kind not in ("sample", "nbest") or unit not in ("piece", "id"):
+            raise EncodeError("unknown output format: %s" % output_format)
+        self.processor = processor
+        self.nbest = kind == "nbest"
+        self.ids = unit == "id"
+        self.nbest_size = nbest_size
+        self.alpha = alpha
+        self.seed = seed
+        self.options = parse_extra_options(extra_options, processor)
+        # Fail before reading any input, as every line would.
+        if self.nbest:
+            processor._check_sampling(nbest_size, "NBestEncode")
+        else:
+            processor._check_sampling(nbest_size, "SampleEncode", alpha)
+        self._own: tuple[int, random.Random] | None = None
+
+    def rng(self, number: int) -> random.Random:
+        """The generator for input line ``number``."""
+        if self.seed is not None:
+            return line_rng(self.seed, number)
+        pid = os.getpid()  # never share one unseeded stream across forks
+        if self._own is None or self._own[0] != pid:
+            self._own = (pid, random.Random())
+        return self._own[1]
+
+    def _format(self, pairs: list[Pair]) -> bytes:
+        if self.options:
+            pairs = apply_extra_options(pairs, self.options, self.processor)
+        if self.ids:
+            return " ".join([str(i) for _, i in pairs]).encode("ascii")
+        return _bytes(" ".join([p for p, _ in pairs]))
+
+    def __call__(self, line: bytes, number: int = 1) -> bytes:
+        text = _text(line)
+        if self.nbest:
+            hypotheses = self.processor.nbest_pairs(text, self.nbest_size)
+            return b"\n".join([self._format(pairs) for pairs in hypotheses])
+        return self._format(self.processor.sample_pairs(text, self.nbest_size, self.alpha,
+                                                        self.rng(number)))
 
 
 class LineDecoder:
@@ -123,11 +190,15 @@ def _init_worker(function: Callable[[bytes], bytes]) -> None:
 
 
 def _apply(function: Callable[[bytes], bytes], first_line: int, chunk: list[bytes]) -> list[bytes]:
-    """Run ``function`` over a chunk; errors say which input line failed."""
+    """Run ``function`` over a chunk; errors say which input line failed.
+
+    A function with a true ``numbered`` attribute also gets the line number.
+    """
     out = []
+    numbered = getattr(function, "numbered", False)
     for number, line in enumerate(chunk, first_line):
         try:
-            out.append(function(line))
+            out.append(function(line, number) if numbered else function(line))
         except SubtokError as exc:
             raise type(exc)("line %d: %s" % (number, exc)) from None
     return out

@@ -15,7 +15,7 @@ from collections import Counter
 import click
 
 from . import __version__
-from .batch import LineDecoder, LineEncoder, map_lines
+from .batch import LineDecoder, LineEncoder, SampleLineEncoder, map_lines
 from .errors import EncodeError, SubtokError
 from .model_file import syms_text, vocab_text
 from .processor import SentencePieceProcessor
@@ -139,11 +139,13 @@ def _write_lines(outputs, output: str | None) -> None:
 @option("input", multiple=True, help="Input file(s); comma-separated or repeated. Default: stdin.")
 @option("output", default=None, help="Output file. Default: stdout.")
 @option("output_format", default="piece", show_default=True,
-        help="piece | id (sampling and n-best formats come with issue #5).")
+        help="piece | id | sample_piece | sample_id | nbest_piece | nbest_id")
 @option("extra_options", default="", help="':'-separated bos, eos, reverse, unk, applied in order.")
 @option("nbest_size", type=int, default=10, show_default=True, help="For sampling / n-best formats.")
-@option("alpha", type=float, default=0.5, show_default=True, help="For sampling formats.")
-@option("random_seed", type=int, default=None, help="Seed for sampling formats.")
+@option("alpha", type=float, default=0.5, show_default=True,
+        help="For sampling formats: inverse temperature (unigram) or dropout rate (BPE).")
+@option("random_seed", type=int, default=None,
+        help="Seed for sampling formats (per line, so any --num_threads gives the same output).")
 @option("vocabulary", default=None, help="Restrict the vocabulary to the pieces listed in this file.")
 @option("vocabulary_threshold", type=int, default=0, show_default=True,
         help="Minimum frequency of a --vocabulary entry.")
@@ -155,11 +157,9 @@ def _write_lines(outputs, output: str | None) -> None:
 def encode(model, input, output, output_format, extra_options, nbest_size, alpha, random_seed,
            vocabulary, vocabulary_threshold, generate_vocabulary, num_threads, minloglevel, files):
     """Encode text lines into pieces or ids (like spm_encode)."""
-    if output_format in SAMPLING_FORMATS:
-        raise EncodeError("--output_format=%s (sampling / n-best) is not supported yet."
-                          % output_format)
-    if output_format not in ("piece", "id"):
-        raise EncodeError("unknown output format: %s (choose piece or id)." % output_format)
+    if output_format not in ("piece", "id") + SAMPLING_FORMATS:
+        raise EncodeError("unknown output format: %s (choose piece, id, %s)."
+                          % (output_format, ", ".join(SAMPLING_FORMATS)))
     processor = _load(model)
     if vocabulary:
         processor.set_vocabulary(_read_vocabulary(vocabulary, vocabulary_threshold))
@@ -176,7 +176,11 @@ def encode(model, input, output, output_format, extra_options, nbest_size, alpha
         rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0].encode("utf-8", "surrogateescape")))
         _write_lines((("%s\t%d" % kv).encode("utf-8", "surrogateescape") for kv in rows), output)
         return
-    encoder = LineEncoder(processor, output_format, extra_options)
+    if output_format in SAMPLING_FORMATS:
+        encoder = SampleLineEncoder(processor, output_format, extra_options, nbest_size, alpha,
+                                    random_seed)
+    else:
+        encoder = LineEncoder(processor, output_format, extra_options)
     _write_lines(map_lines(encoder, lines, num_threads), output)
 
 
@@ -239,3 +243,6 @@ def export_vocab(model, output, output_format):
 
 # spm-style aliases, so `subtok export_vocab` works too.
 main.add_command(export_vocab, "export_vocab")
+
+# The train command lives in its own module (registered on import).
+from . import cli_train  # noqa: E402,F401

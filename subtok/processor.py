@@ -12,6 +12,7 @@ code written against sentencepiece mostly runs unchanged.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, replace
 
@@ -21,6 +22,7 @@ from .model_file import ModelData, load_model, parse_model, serialize_model
 from .models import MODELS
 from .normalizer.charsmap import decode_charsmap
 from .normalizer.normalizer import Normalizer
+from . import sampling as _sampling
 from .vocab import PieceType, byte_piece
 
 Pair = tuple[str, int]
@@ -99,6 +101,10 @@ class SentencePieceProcessor:
                                denormalize=denormalize)
         self._byte_pairs = [(byte_piece(b), i) for b, i in enumerate(vocab.byte_ids)]
         self._word_cache: dict[str, tuple[list[Pair], bool, bool]] = {}
+        self._line_cache: dict[str, tuple] = {}
+        # Whether joined word outputs need checking: unknown runs can cross
+        # words (no byte fallback), or unigram rounding (see UnigramModel).
+        self._line_checks = not (self.model.exact_per_word and vocab.byte_fallback)
 
     def __reduce__(self):
         return (_processor_from_proto, (self.serialized_model_proto(),))
@@ -240,6 +246,55 @@ class SentencePieceProcessor:
         self._word_cache[word] = entry
         return entry
 
+    def encode_line(self, text: str, ids: bool) -> str:
+        """One line of spm_encode output: ids or pieces joined by spaces.
+
+        The fast path of the CLI: each distinct word's output text is cached,
+        so a line costs a normalization, a split and a join. Lines where an
+        unknown run crosses a word boundary, or where a unigram word may not
+        be reused (see UnigramModel), take the general path.
+        """
+        normalized = self.normalizer.normalize(text)
+        if not normalized:
+            return ""
+        words = self.model.split_words(normalized)
+        get = self._line_cache.get
+        entries = [get(w) or self._line_entry(w) for w in words]
+        if self._line_checks:
+            special = [e for e in entries if e[2]]
+            if special and not self._line_entries_ok(entries):
+                pairs = self.encode_pairs(text)
+                if ids:
+                    return " ".join([str(i) for _, i in pairs])
+                return " ".join([p for p, _ in pairs])
+        column = 0 if ids else 1
+        return " ".join([e[column] for e in entries])
+
+    def _line_entry(self, word: str):
+        """(id text, piece text, needs a check, robustness, magnitude) of a word."""
+        encoded = self.model.encode_word(word)
+        pairs, starts_unk, ends_unk = self._word_cache.get(word) or self._cache_word(word)
+        fragile = encoded.robustness != float("inf")
+        entry = (" ".join([str(i) for _, i in pairs]), " ".join([p for p, _ in pairs]),
+                 starts_unk or ends_unk or fragile, encoded.robustness, encoded.magnitude,
+                 starts_unk, ends_unk)
+        if len(self._line_cache) > 1_000_000:
+            self._line_cache.clear()
+        self._line_cache[word] = entry
+        return entry
+
+    def _line_entries_ok(self, entries) -> bool:
+        """True if the cached word outputs can simply be joined."""
+        previous_ends_unk = False
+        for entry in entries:
+            if previous_ends_unk and entry[5]:
+                return False
+            previous_ends_unk = entry[6]
+        if self.model.exact_per_word:
+            return True
+        bound = 1.01 * sum([e[4] for e in entries]) + 1.0
+        return min([e[3] for e in entries]) > bound
+
     def _post_process(self, pairs) -> list[Pair]:
         """Byte fallback for unknown pieces, else merge runs of unknowns."""
         unk = self.vocab.unk_index
@@ -340,8 +395,180 @@ class SentencePieceProcessor:
             return [p for p, _ in pairs]
         raise ValueError("out_type must be int or str, got %r" % (out_type,))
 
-    def _sample_pairs(self, input, nbest_size: int, alpha: float) -> list[Pair]:
-        raise EncodeError("sampling is not supported yet.")
+    # -- sampling and n-best (issue 5; the algorithms are in sampling.py) --
+    def _sample_pairs(self, input, nbest_size: int, alpha: float, rng=None) -> list[Pair]:
+        """``encode(enable_sampling=True)``: 0.2.3's Python checks, then sample.
+
+        sentencepiece's Python wrapper refuses ``nbest_size`` 0 or 1 and a
+        missing ``alpha`` before calling C++ (which itself would fall back to
+        Viterbi); :meth:`sample_pairs` has the C++ behaviour. ``None`` stands
+        for 0.2.3's constructor defaults (``nbest_size=-1``, ``alpha=0.1``).
+        """
+        if nbest_size is None:  # None means the constructor default, as in 0.2.3
+            nbest_size = -1
+        if alpha is None:
+            alpha = 0.1
+        if nbest_size == 0 or nbest_size == 1:
+            raise EncodeError(_sampling.SAMPLING_ARGS_MESSAGE)
+        return self.sample_pairs(input, nbest_size, alpha, rng)
+
+    def _check_sampling(self, nbest_size: int, what: str, alpha: float | None = None) -> None:
+        """sentencepiece's checks, in its order: alpha, the size, the model type.
+
+        ``what`` is the C++ entry point: ``SampleEncode`` (unigram and BPE),
+        ``NBestEncode``, ``SampleEncodeAndScore`` or ``CalculateEntropy``
+        (unigram only). 0.2.3 requires a finite ``alpha >= 0`` for
+        ``SampleEncode`` (without a message; this one is ours).
+        """
+        if alpha is not None and not (math.isfinite(alpha) and alpha >= 0.0):
+            raise EncodeError("alpha must be a finite number >= 0, got %r." % (alpha,))
+        if nbest_size > _sampling.MAX_NBEST_SIZE:
+            raise EncodeError("nbest_size must be nbest_size <= %d" % _sampling.MAX_NBEST_SIZE)
+        kinds = ("unigram", "bpe") if what == "SampleEncode" else ("unigram",)
+        if self.model.name not in kinds:
+            raise EncodeError("%s is not available for the current model." % what)
+
+    def set_random_generator_seed(self, seed: int | None) -> None:
+        """Seed the generator used when no ``rng`` is passed (None: fresh entropy)."""
+        self._rng = _sampling.new_rng(seed)
+
+    def _random(self, rng):
+        if rng is not None:
+            return rng
+        own = self.__dict__.get("_rng")
+        if own is None:
+            own = self._rng = _sampling.new_rng()
+        return own
+
+    def _lattice(self, text) -> "_sampling.Lattice":
+        return _sampling.Lattice(self.model, self.normalizer.normalize(to_text(text)))
+
+    @staticmethod
+    def _output(pairs: list[Pair], out_type):
+        if out_type is int or out_type == "id":
+            return [i for _, i in pairs]
+        if out_type is str or out_type == "piece":
+            return [p for p, _ in pairs]
+        raise ValueError("out_type must be int or str, got %r" % (out_type,))
+
+    def sample_pairs(self, text, nbest_size: int = -1, alpha: float = 0.1, rng=None) -> list[Pair]:
+        """One sampled segmentation as post-processed pairs (C++ ``SampleEncode``).
+
+        Unigram: ``nbest_size < 0`` samples the whole lattice, 0 or 1 is
+        Viterbi, ``> 1`` samples among the n-best with ``p ∝ exp(alpha ·
+        score)``. BPE: dropout with probability ``alpha`` (``nbest_size``
+        ignored). ``rng`` is a ``random.Random``; by default the processor's
+        own (see :meth:`set_random_generator_seed`).
+        """
+        self._check_sampling(nbest_size, "SampleEncode", alpha)
+        rng = self._random(rng)
+        model = self.model
+        if model.name == "bpe":
+            normalized = self.normalizer.normalize(to_text(text))
+            return self._post_process(model.merge(normalized, alpha, rng))
+        if 0 <= nbest_size <= 1:
+            return self.encode_pairs(text)
+        lattice = self._lattice(text)
+        if nbest_size < 0:
+            path = lattice.sample(alpha, rng)
+        elif lattice.text:
+            path = _sampling.choose_hypothesis(lattice.nbest(nbest_size), alpha, rng)
+        else:
+            path = []
+        return self._post_process(lattice.pairs(path))
+
+    def nbest_pairs_and_scores(self, text, nbest_size: int) -> list[tuple[list[Pair], float]]:
+        """The n best segmentations with their scores (C++ ``NBestEncode``).
+
+        ``nbest_size`` above 512 fails; below 2 gives the Viterbi result
+        with score 0, as sentencepiece.
+        """
+        self._check_sampling(nbest_size, "NBestEncode")
+        nbest_size = max(1, min(nbest_size, 1024))
+        if nbest_size == 1:
+            return [(self.encode_pairs(text), 0.0)]
+        lattice = self._lattice(text)
+        if not lattice.text:
+            return [([], 0.0)]
+        return [(self._post_process(lattice.pairs(path)), score)
+                for path, score in lattice.nbest(nbest_size)]
+
+    def nbest_pairs(self, text, nbest_size: int) -> list[list[Pair]]:
+        return [pairs for pairs, _ in self.nbest_pairs_and_scores(text, nbest_size)]
+
+    def nbest_encode(self, input, nbest_size: int = -1, out_type=int, add_bos: bool = False,
+                     add_eos: bool = False, reverse: bool = False, emit_unk_piece: bool = False):
+        """The ``nbest_size`` best segmentations, best first (unigram only).
+
+        As 0.2.3's Python ``nbest_encode``, ``nbest_size <= 0`` means 1.
+        """
+        if isinstance(input, (list, tuple)):
+            return [self.nbest_encode(x, nbest_size, out_type, add_bos, add_eos, reverse,
+                                      emit_unk_piece) for x in input]
+        return [hyp for hyp, _ in self.nbest_encode_and_score(
+            input, nbest_size, out_type, add_bos, add_eos, reverse, emit_unk_piece)]
+
+    def nbest_encode_and_score(self, input, nbest_size: int = -1, out_type=int,
+                               add_bos: bool = False, add_eos: bool = False,
+                               reverse: bool = False, emit_unk_piece: bool = False):
+        """Like :meth:`nbest_encode`, with each hypothesis' float32 score."""
+        if isinstance(input, (list, tuple)):
+            return [self.nbest_encode_and_score(x, nbest_size, out_type, add_bos, add_eos,
+                                                reverse, emit_unk_piece) for x in input]
+        hyps = self.nbest_pairs_and_scores(input, max(1, nbest_size))
+        return [(self._output(self._extra(pairs, add_bos, add_eos, reverse, emit_unk_piece),
+                              out_type), score) for pairs, score in hyps]
+
+    def nbest_encode_as_pieces(self, input, nbest_size: int = -1, **kwargs):
+        return self.nbest_encode(input, nbest_size, out_type=str, **kwargs)
+
+    def nbest_encode_as_ids(self, input, nbest_size: int = -1, **kwargs):
+        return self.nbest_encode(input, nbest_size, out_type=int, **kwargs)
+
+    def sample_encode_as_pieces(self, input, nbest_size: int = -1, alpha: float = 0.1, **kwargs):
+        return self.encode(input, out_type=str, enable_sampling=True, nbest_size=nbest_size,
+                           alpha=alpha, **kwargs)
+
+    def sample_encode_as_ids(self, input, nbest_size: int = -1, alpha: float = 0.1, **kwargs):
+        return self.encode(input, out_type=int, enable_sampling=True, nbest_size=nbest_size,
+                           alpha=alpha, **kwargs)
+
+    def sample_encode_and_score(self, input, num_samples: int = 1, alpha: float = 0.1,
+                                wor: bool = False, include_best: bool = False, out_type=int,
+                                add_bos: bool = False, add_eos: bool = False,
+                                reverse: bool = False, emit_unk_piece: bool = False, *, rng=None):
+        """``num_samples`` sampled segmentations with scores (unigram only).
+
+        ``wor=False``: independent draws scored by their log-probability
+        under ``p ∝ exp(alpha · score)``. ``wor=True``: distinct paths
+        (Gumbel-top-k) scored by their log inclusion probability;
+        ``include_best`` puts the Viterbi path first with score 0. Returns
+        a list of (pieces or ids, score) pairs.
+        """
+        if isinstance(input, (list, tuple)):
+            return [self.sample_encode_and_score(
+                x, num_samples, alpha, wor, include_best, out_type, add_bos, add_eos,
+                reverse, emit_unk_piece, rng=rng) for x in input]
+        self._check_sampling(0, "SampleEncodeAndScore")
+        if include_best and not wor:
+            raise EncodeError("include_best is only supported with wor=True.")
+        lattice = self._lattice(input)
+        found = []
+        if lattice.text:
+            found = _sampling.sample_encode_and_score(lattice, num_samples, alpha, wor,
+                                                      include_best, self._random(rng))
+        if not found:  # as sentencepiece (e.g. empty text)
+            raise EncodeError("SampleEncodeAndScore returns empty result.")
+        return [(self._output(self._extra(self._post_process(lattice.pairs(path)), add_bos,
+                                          add_eos, reverse, emit_unk_piece), out_type), score)
+                for path, score in found]
+
+    def calculate_entropy(self, input, alpha: float = 0.1):
+        """Entropy (nats) of the segmentation distribution ``p ∝ exp(alpha · score)``."""
+        if isinstance(input, (list, tuple)):
+            return [self.calculate_entropy(x, alpha) for x in input]
+        self._check_sampling(0, "CalculateEntropy")
+        return self._lattice(input).entropy(alpha)
 
     def encode_as_ids(self, input, **kwargs):
         return self.encode(input, out_type=int, **kwargs)
