@@ -54,7 +54,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from subtok.normalizer.charsmap_builder import compile_charsmap  # noqa: E402
+from subtok.normalizer.charsmap_builder import compile_charsmap, normalize_with_rules  # noqa: E402
 
 RULE_NAMES = ("nfkc", "nmt_nfkc", "nfkc_cf", "nmt_nfkc_cf")
 
@@ -78,19 +78,7 @@ def _chars():
 
 def _apply(rules: Rules, text: str, max_len: int) -> str:
     """Longest match over keys of at most ``max_len`` code points."""
-    out = []
-    i, n = 0, len(text)
-    while i < n:
-        for length in range(min(max_len, n - i), 0, -1):
-            trg = rules.get(text[i:i + length])
-            if trg is not None:
-                out.append(trg)
-                i += length
-                break
-        else:
-            out.append(text[i])
-            i += 1
-    return "".join(out)
+    return normalize_with_rules(rules, text, max_len)
 
 
 def remove_redundant(rules: Rules) -> Rules:

@@ -304,17 +304,6 @@ def compile_charsmap(rules: dict[str, str]) -> bytes:
     return struct.pack("<I", len(trie)) + trie + bytes(block)
 
 
-def _split(blob: bytes) -> tuple[tuple[int, ...], bytes]:
-    if len(blob) <= 4:
-        raise ValueError("charsmap blob is too short")
-    (size,) = struct.unpack_from("<I", blob)
-    if size % 1024 or size >= len(blob) - 4:
-        raise ValueError("charsmap blob has a bad trie size %d" % size)
-    if blob[-1] != 0:
-        raise ValueError("charsmap string block is not NUL-terminated")
-    return struct.unpack_from("<%dI" % (size // 4), blob, 4), blob[4 + size:]
-
-
 def decompile_charsmap(blob: bytes) -> dict[str, str]:
     """All rules of a precompiled_charsmap blob (``b""`` gives ``{}``).
 
