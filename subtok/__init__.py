@@ -13,6 +13,7 @@ from .errors import (DecodeError, EncodeError, IdOutOfRange, ModelFileError,  # 
                      NormalizerError, SubtokError, TrainerError)
 from .model_file import ModelData, load_model, save_model  # noqa: E402
 from .processor import EncodedPiece, SentencePieceProcessor  # noqa: E402
+from .train import train  # noqa: E402
 
 #: Short alias.
 Processor = SentencePieceProcessor
@@ -20,5 +21,5 @@ Processor = SentencePieceProcessor
 __all__ = [
     "SentencePieceProcessor", "Processor", "EncodedPiece", "ModelData", "load_model", "save_model",
     "SubtokError", "ModelFileError", "NormalizerError", "EncodeError", "DecodeError",
-    "IdOutOfRange", "TrainerError", "__version__",
+    "IdOutOfRange", "TrainerError", "train", "__version__",
 ]

@@ -1,0 +1,514 @@
+"""Loading a training corpus: sentencepiece's ``LoadSentences`` and friends.
+
+Phases (§6.2, §6.3 of the reference), each a short function below:
+
+1. :func:`build_meta` places the meta pieces (unk/bos/eos/pad, control and
+   user-defined symbols, byte pieces) at their ids.
+2. :func:`read_sentences` streams ``(sentence, freq)`` pairs from the input
+   files (or stdin, or an iterable), one per "\\n"-terminated line, skipping
+   empty lines, lines longer than ``max_sentence_length`` bytes (one
+   warning) and lines containing U+2585; ``input_format=tsv`` lines are
+   ``sentence<TAB>freq``.
+3. :func:`select` keeps them all, the first N, or a seeded reservoir sample
+   of N (``input_sentence_size``).
+4. :func:`normalize_sentences` runs the model's normalizer, turns every
+   meta-piece string and the ``pretokenization_delimiter`` into TAB (a hard
+   boundary; 0.2.3 keeps the delimiter out of the alphabet) and drops empty
+   results by swapping in the last sentence (sentencepiece's order).
+5. :func:`compute_alphabet` counts characters (weighted by freq) and keeps
+   the most frequent ones up to ``character_coverage`` (float32 comparison,
+   required chars first).
+6. Characters outside the alphabet (TAB included) become U+2585, which no
+   piece may contain.
+
+The result is a :class:`Corpus`: what every trainer starts from.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import struct
+import sys
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from ..errors import TrainerError
+from ..normalizer.normalizer import Normalizer
+from ..vocab import PieceType, byte_piece
+from .spec import TrainerOptions
+
+SPACE = "\u2581"
+UNK_CHAR = "\u2585"
+BOUNDARY = "\t"
+_UNK_BYTES = UNK_CHAR.encode("utf-8")
+
+
+# ----------------------------------------------------------------------------
+# progress and messages
+
+
+class Progress:
+    """Progress bars (tqdm on stderr) and warnings for one training run.
+
+    ``enabled=None`` shows bars only when stderr is a terminal. Warnings
+    are printed unless ``minloglevel >= 2``; subtok prints no INFO lines
+    (the bars take their place).
+    """
+
+    def __init__(self, enabled: bool | None = False, minloglevel: int = 0) -> None:
+        if enabled is None:
+            enabled = bool(getattr(sys.stderr, "isatty", lambda: False)())
+        self.enabled = enabled
+        self.minloglevel = minloglevel
+
+    def bar(self, iterable: Iterable | None = None, *, total: int | None = None,
+            desc: str = "", unit: str = "it"):
+        """``tqdm(iterable)`` when enabled, else a no-op stand-in."""
+        if not self.enabled:
+            return _NoBar(iterable)
+        from tqdm import tqdm
+        return tqdm(iterable, total=total, desc=desc, unit=unit, file=sys.stderr,
+                    leave=False, dynamic_ncols=True)
+
+    def warning(self, message: str) -> None:
+        if self.minloglevel < 2:
+            print("subtok: warning: %s" % message, file=sys.stderr)
+
+
+class _NoBar:
+    def __init__(self, iterable) -> None:
+        self.iterable = iterable
+
+    def __iter__(self):
+        return iter(self.iterable)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    def update(self, n: int = 1) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+
+# ----------------------------------------------------------------------------
+# the result
+
+
+@dataclass
+class Corpus:
+    """Normalized training data and the vocabulary frame around it."""
+
+    #: (normalized sentence, frequency); "▁" for spaces, U+2585 for every
+    #: character outside the alphabet and every meta-piece occurrence.
+    sentences: list[tuple[str, int]]
+    #: alphabet character -> count (§6.3 step 7), in sentencepiece's Sorted
+    #: order: count desc, then code point asc.
+    alphabet: dict[str, int]
+    #: meta pieces (piece, PieceType) in id order; their ids in ``meta_ids``.
+    meta: list[tuple[str, int]]
+    meta_ids: list[int] = field(default_factory=list)
+
+    def meta_by_id(self) -> dict[int, tuple[str, int]]:
+        return dict(zip(self.meta_ids, self.meta))
+
+
+# ----------------------------------------------------------------------------
+# 1. meta pieces
+
+
+def build_meta(options: TrainerOptions) -> list[tuple[int, str, int]]:
+    """(id, piece, type) of every meta piece, sorted by id (§6.2)."""
+    vocab_size = options.vocab_size
+    placed: dict[int, tuple[str, int]] = {}
+    has_unk = False
+    for name in ("unk", "bos", "eos", "pad"):
+        piece_id = getattr(options, name + "_id")
+        piece = getattr(options, name + "_piece")
+        if piece_id < 0:
+            continue
+        if piece_id >= vocab_size:
+            raise TrainerError("--%s_id=%d is out of range: ids must be < vocab_size (%d)."
+                               % (name, piece_id, vocab_size))
+        if piece_id in placed:
+            raise TrainerError("--%s_id=%d is already used by %s." % (name, piece_id, placed[piece_id][0]))
+        if has_unk and piece == options.unk_piece:
+            raise TrainerError("--%s_piece=%s: the unknown piece is defined twice." % (name, piece))
+        is_unk = piece == options.unk_piece
+        has_unk = has_unk or is_unk
+        placed[piece_id] = (piece, PieceType.UNKNOWN if is_unk else PieceType.CONTROL)
+    if not has_unk:
+        raise TrainerError("<unk> must be defined.")
+
+    special_ids = {getattr(options, n + "_piece"): getattr(options, n + "_id")
+                   for n in ("pad", "eos", "bos") if getattr(options, n + "_id") >= 0}
+    seen: set[str] = set()
+    next_id = 0
+
+    def add(symbol: str, kind: int) -> None:
+        nonlocal next_id
+        if symbol in seen:
+            raise TrainerError("%s is already defined. duplicated symbols are not allowed." % symbol)
+        seen.add(symbol)
+        if symbol == options.unk_piece:
+            raise TrainerError("%s must not be defined with --control_symbols and "
+                               "--user_defined_symbols." % options.unk_piece)
+        if symbol in special_ids:
+            sid = special_ids[symbol]
+            placed[sid] = (symbol, kind)
+            return
+        while next_id in placed:
+            next_id += 1
+        placed[next_id] = (symbol, kind)
+
+    for symbol in options.control_symbols:
+        add(symbol, PieceType.CONTROL)
+    word_model = options.model_type_name == "word"
+    for symbol in options.user_defined_symbols:
+        add(symbol, PieceType.USER_DEFINED)
+        if word_model and SPACE + symbol not in seen:
+            # 0.2.3's WORD trainer also defines "▁X" for every user-defined
+            # X: the word encoder looks words up whole, "▁" included.
+            add(SPACE + symbol, PieceType.USER_DEFINED)
+    if options.byte_fallback:
+        for value in range(256):
+            add(byte_piece(value), PieceType.BYTE)
+    if len(placed) > vocab_size:
+        raise TrainerError("Vocabulary size is smaller than the number of meta pieces (%d vs %d). "
+                           "Increase --vocab_size." % (vocab_size, len(placed)))
+    return [(i, placed[i][0], int(placed[i][1])) for i in sorted(placed)]
+
+
+# ----------------------------------------------------------------------------
+# 2. reading
+
+
+def _source_lines(options: TrainerOptions, lines: Iterable | None) -> Iterator[tuple[str, int, bytes]]:
+    """(source name, line number, raw line bytes without "\\n")."""
+    if lines is not None:
+        for number, line in enumerate(lines, 1):
+            if isinstance(line, str):
+                line = line.encode("utf-8", "surrogateescape")
+            yield "<sentences>", number, line[:-1] if line.endswith(b"\n") else line
+        return
+    if not options.input:
+        raise TrainerError("--input is required: give one or more files (or - for stdin).")
+    for path in options.input:
+        if path == "-":
+            handle, name, close = sys.stdin.buffer, "<stdin>", False
+        else:
+            try:
+                handle = open(path, "rb")
+            except OSError as exc:
+                raise TrainerError("%s: cannot open input file: %s." % (path, exc.strerror or exc)) from None
+            name, close = path, True
+        try:
+            for number, line in enumerate(handle, 1):
+                yield name, number, line[:-1] if line.endswith(b"\n") else line
+        except OSError as exc:
+            raise TrainerError("%s: cannot read input: %s." % (name, exc.strerror or exc)) from None
+        finally:
+            if close:
+                handle.close()
+
+
+_INT_RE = re.compile(rb"\s*[+-]?\d+\s*\Z")
+
+
+def read_sentences(options: TrainerOptions, progress: Progress,
+                   lines: Iterable | None = None) -> Iterator[tuple[str, int]]:
+    """Stream (raw sentence, freq), applying the per-line filters of §6.3."""
+    tsv = options.input_format == "tsv"
+    max_len = options.max_sentence_length
+    too_long = 0
+    with progress.bar(desc="reading", unit=" lines") as bar:
+        for name, number, line in _source_lines(options, lines):
+            bar.update(1)
+            freq = 1
+            if tsv:
+                cols = line.split(b"\t")
+                if len(cols) != 2:
+                    raise TrainerError("%s:%d: Input format must be: word <tab> freq." % (name, number))
+                line, text = cols
+                if not _INT_RE.match(text):
+                    raise TrainerError("%s:%d: Could not parse the frequency %r."
+                                       % (name, number, text.decode("utf-8", "replace")))
+                freq = int(text)
+                if freq < 1:
+                    raise TrainerError("%s:%d: the frequency must be >= 1 (got %d)." % (name, number, freq))
+            if not line:
+                continue
+            if len(line) > max_len:
+                if too_long == 0:
+                    progress.warning("%s:%d: found a line longer than --max_sentence_length=%d bytes "
+                                     "(%d); such lines are skipped." % (name, number, max_len, len(line)))
+                too_long += 1
+                continue
+            if _UNK_BYTES in line:
+                continue
+            yield line.decode("utf-8", "surrogateescape"), freq
+
+
+# ----------------------------------------------------------------------------
+# 3. selection
+
+
+class MT19937:
+    """``std::mt19937`` (via Python's Mersenne Twister, seeded like C++)."""
+
+    def __init__(self, seed: int) -> None:
+        state = [seed & 0xFFFFFFFF]
+        for i in range(1, 624):
+            state.append((1812433253 * (state[-1] ^ (state[-1] >> 30)) + i) & 0xFFFFFFFF)
+        self._random = random.Random()
+        self._random.setstate((3, tuple(state) + (624,), None))
+
+    def next32(self) -> int:
+        return self._random.getrandbits(32)
+
+    def uniform(self, low: int, high: int) -> int:
+        """libstdc++ ``uniform_int_distribution<uint64>(low, high)`` for ranges < 2**32."""
+        span = high - low + 1
+        if span > 1 << 32:
+            raise ValueError("range too large")
+        if span == 1 << 32:
+            return low + self.next32()
+        product = self.next32() * span
+        low_bits = product & 0xFFFFFFFF
+        if low_bits < span:
+            threshold = ((1 << 32) - span) % span
+            while low_bits < threshold:
+                product = self.next32() * span
+                low_bits = product & 0xFFFFFFFF
+        return low + (product >> 32)
+
+
+def select(sentences: Iterable[tuple[str, int]], options: TrainerOptions) -> list[tuple[str, int]]:
+    """All sentences, the first N, or a reservoir sample of N (seeded)."""
+    size = options.input_sentence_size
+    if size <= 0:
+        return list(sentences)
+    if not options.shuffle_input_sentence:
+        out = []
+        for item in sentences:
+            out.append(item)
+            if len(out) >= size:
+                break
+        return out
+    rng = MT19937(options.seed)
+    out = []
+    for total, item in enumerate(sentences, 1):
+        if total <= size:
+            out.append(item)
+            continue
+        slot = rng.uniform(0, total - 1)
+        if slot < size:
+            out[slot] = item
+    return out
+
+
+# ----------------------------------------------------------------------------
+# 4. normalization
+
+
+def make_normalizer(options: TrainerOptions) -> Normalizer:
+    """The normalizer the model will use, minus the user-defined matcher (§2.7)."""
+    _, rules = options.rules()
+    return Normalizer(rules, add_dummy_prefix=options.add_dummy_prefix,
+                      remove_extra_whitespaces=options.remove_extra_whitespaces,
+                      escape_whitespaces=True,
+                      treat_whitespace_as_suffix=options.treat_whitespace_as_suffix)
+
+
+def meta_matcher(pieces: Iterable[str]):
+    """A function replacing every meta-piece string by TAB (longest match first)."""
+    strings = sorted({p for p in pieces if p}, key=lambda s: (-len(s), s))
+    if not strings:
+        return None
+    pattern = re.compile("|".join(re.escape(s) for s in strings))
+    return lambda text: pattern.sub(BOUNDARY, text)
+
+
+def normalize_sentences(raw: list[tuple[str, int]], options: TrainerOptions,
+                        meta: list[tuple[int, str, int]], progress: Progress) -> list[tuple[str, int]]:
+    normalizer = make_normalizer(options)
+    normalize = normalizer.normalize
+    replace = meta_matcher(piece for _, piece, _ in meta)
+    delimiter = options.pretokenization_delimiter
+    out: list[tuple[str, int]] = []
+    for text, freq in progress.bar(raw, total=len(raw), desc="normalizing", unit=" lines"):
+        text = normalize(text)
+        if replace is not None:
+            text = replace(text)
+        if delimiter:
+            text = text.replace(delimiter, BOUNDARY)
+        out.append((text, freq))
+    # Remove empty sentences the way sentencepiece does: swap in the last one
+    # (which is not checked again) and shorten the list.
+    i = 0
+    while i < len(out):
+        if not out[i][0]:
+            out[i] = out[-1]
+            out.pop()
+        i += 1
+    return out
+
+
+# ----------------------------------------------------------------------------
+# 5. alphabet
+
+
+def f32(value: float) -> float:
+    """Round a Python float to IEEE binary32."""
+    return struct.unpack("<f", struct.pack("<f", value))[0]
+
+
+def count_chars(sentences: list[tuple[str, int]]) -> Counter:
+    counts: Counter = Counter()
+    for text, freq in sentences:
+        if freq == 1:
+            counts.update(text)
+        else:
+            for char, n in Counter(text).items():
+                counts[char] += n * freq
+    for bad in ("\x00", " "):
+        counts.pop(bad, None)
+    return counts
+
+
+def compute_alphabet(sentences: list[tuple[str, int]], options: TrainerOptions) -> dict[str, int]:
+    """Characters kept in the alphabet, with their counts, in Sorted order."""
+    counts = count_chars(sentences)
+    required = {c for c in options.required_chars if c not in ("\x00", " ")}
+    for char in required:
+        counts.setdefault(char, 0)
+    total = sum(counts.values())
+    coverage_limit = f32(options.character_coverage)
+    ordered = sorted(counts.items(), key=lambda kv: (kv[0] not in required, -kv[1], kv[0]))
+    alphabet: dict[str, int] = {}
+    accumulated = 0
+    for char, count in ordered:
+        if total and not options.use_all_vocab and f32(accumulated / total) >= coverage_limit:
+            break
+        accumulated += count
+        if char == BOUNDARY or "\ud800" <= char <= "\udfff":
+            continue
+        alphabet[char] = count
+    return dict(sorted(alphabet.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def mask_unknown(sentences: list[tuple[str, int]], alphabet: dict[str, int],
+                 counts: Iterable[str]) -> list[tuple[str, int]]:
+    """Replace every character outside ``alphabet`` by U+2585."""
+    table = {ord(c): UNK_CHAR for c in counts if c not in alphabet}
+    table[ord(BOUNDARY)] = UNK_CHAR
+    table[0] = UNK_CHAR
+    table[0x20] = UNK_CHAR
+    return [(text.translate(table), freq) for text, freq in sentences]
+
+
+# ----------------------------------------------------------------------------
+# all phases
+
+
+def load_corpus(options: TrainerOptions, progress: Progress | None = None,
+                lines: Iterable | None = None) -> Corpus:
+    """Read, select, normalize and mask the training sentences (§6.2–6.3).
+
+    ``lines`` (an iterable of str or bytes) replaces ``options.input``.
+    """
+    progress = progress or Progress(False, options.minloglevel)
+    meta = build_meta(options)
+    raw = select(read_sentences(options, progress, lines), options)
+    if not raw:
+        raise TrainerError("the corpus is empty: no usable sentence in %s (empty lines, lines longer "
+                           "than --max_sentence_length=%d bytes and lines with U+2585 are skipped)."
+                           % (_describe_input(options, lines), options.max_sentence_length))
+    sentences = normalize_sentences(raw, options, meta, progress)
+    del raw
+    if not sentences:
+        raise TrainerError("the corpus is empty after normalization (%s)."
+                           % _describe_input(options, lines))
+    counts = count_chars(sentences)
+    alphabet = compute_alphabet(sentences, options)
+    sentences = mask_unknown(sentences, alphabet, counts)
+    if options.model_type_name in ("unigram", "bpe") and len(alphabet) + len(meta) > options.vocab_size:
+        raise TrainerError(
+            "Vocabulary size is smaller than required_chars. %d vs %d. Increase vocab_size or "
+            "decrease character_coverage with --character_coverage option."
+            % (options.vocab_size, len(alphabet) + len(meta)))
+    return Corpus(sentences=sentences, alphabet=alphabet,
+                  meta=[(piece, kind) for _, piece, kind in meta],
+                  meta_ids=[i for i, _, _ in meta])
+
+
+def _describe_input(options: TrainerOptions, lines) -> str:
+    if lines is not None:
+        return "the given sentences"
+    return ", ".join(options.input) or "<none>"
+
+
+# ----------------------------------------------------------------------------
+# words
+
+
+_PREFIX_WS_RUN = re.compile("(?<=[^%s])(?=%s)" % (SPACE, SPACE))
+_SUFFIX_WS_RUN = re.compile("(?<=%s)(?=[^%s])" % (SPACE, SPACE))
+
+
+def split_into_words(text: str, treat_whitespace_as_suffix: bool = False,
+                     allow_whitespace_only_pieces: bool = False) -> list[str]:
+    """sentencepiece's ``SplitIntoWords``.
+
+    Prefix mode: a word starts at the beginning and at every "▁" (with
+    ``allow_whitespace_only_pieces`` only at the first "▁" of a run, so the
+    run sticks to the next word). Suffix mode: a word ends after every "▁"
+    (with ``allow_whitespace_only_pieces`` only after the last of a run).
+    """
+    if not text:
+        return []
+    if not treat_whitespace_as_suffix:
+        if allow_whitespace_only_pieces:
+            return _PREFIX_WS_RUN.split(text)
+        parts = text.split(SPACE)
+        words = [parts[0]] if parts[0] else []
+        words.extend(SPACE + p for p in parts[1:])
+        return words
+    if allow_whitespace_only_pieces:
+        return _SUFFIX_WS_RUN.split(text)
+    parts = text.split(SPACE)
+    words = [p + SPACE for p in parts[:-1]]
+    if parts[-1]:
+        words.append(parts[-1])
+    return words
+
+
+def count_words(sentences: Iterable[tuple[str, int]], treat_whitespace_as_suffix: bool = False,
+                allow_whitespace_only_pieces: bool = False) -> list[tuple[str, int]]:
+    """Distinct words with summed counts, sorted by (count desc, word asc)."""
+    counts: Counter = Counter()
+    for text, freq in sentences:
+        words = split_into_words(text, treat_whitespace_as_suffix, allow_whitespace_only_pieces)
+        if freq == 1:
+            counts.update(words)
+        else:
+            for word in words:
+                counts[word] += freq
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def words_with_counts(corpus: Corpus, options: TrainerOptions) -> list[tuple[str, int]]:
+    """``SplitSentencesByWhitespace`` with the trainer's whitespace flags (§6.3)."""
+    return count_words(corpus.sentences, options.treat_whitespace_as_suffix,
+                       options.allow_whitespace_only_pieces)
+
+
+__all__ = ["Corpus", "Progress", "load_corpus", "build_meta", "read_sentences", "select",
+           "normalize_sentences", "compute_alphabet", "split_into_words", "count_words",
+           "words_with_counts", "make_normalizer", "MT19937", "f32", "SPACE", "UNK_CHAR"]
