@@ -22,25 +22,35 @@ words, so every distinct word is one independent lattice weighted by its
 count, as sentencepiece's ``SplitSentencesByWhitespace`` does; otherwise the
 units are the distinct sentences. Nothing is ever kept per occurrence.
 
+Lattices. Pieces only disappear during training, so the lattice of every
+unit is built once, from the seed pieces, and kept as flat arrays by the
+process that owns its chunk of units (:class:`_LatticeRunner`: long-lived
+forked workers, or this process); each later E-step or Viterbi pass only
+renumbers the piece ids.
+
 Seeds. sentencepiece 0.2.3 builds a suffix array over the UTF-8 bytes of
-the whole corpus (sentences joined by NUL) and takes the internal nodes of
-its suffix tree that fall on character boundaries. We find the same
-substrings without a suffix array: a substring is a node iff it occurs at
-least twice and the characters following its occurrences start with at
-least two different UTF-8 lead bytes (NUL at a sentence end, U+2585 after a
-masked character, "▁" or the next word's first character at a word end).
-Counting runs level by level on the distinct words (weighted by their
-counts), extending only the substrings found at least twice at the
-previous level and that can still become valid pieces, so long sentences
-(Japanese, Chinese: no spaces) cost little.
+the corpus (sentences joined by NUL, none after the last) and takes the
+internal nodes of its suffix tree that fall on character boundaries, plus
+the nodes that end with a NUL, minus the NUL. Here a substring is such a
+node iff it occurs at least twice and the characters following its
+occurrences start with at least two different UTF-8 lead bytes (U+2585
+after a masked character, "▁" or the next word's first character at a
+word end, NUL + the next sentence at a sentence end). Valid pieces cannot
+cross words, so the suffixes are those of the distinct words (weighted by
+their counts) with their followers, cut to ``max_sentencepiece_length + 2``
+characters: packed into integers, sorted, and scanned for LCP intervals
+(see :func:`frequent_substrings`). That finds exactly sentencepiece
+0.2.3's seeds (same number, same first EM step) on the test corpora:
+botchan 16112 (suffix mode 18148, no dummy prefix 15872), ja 6232,
+wagahaiwa 24370, gutenberg 227539.
 
 Arithmetic. sentencepiece keeps scores, expected counts and losses in
 float32; we round to float32 where a value is stored (scores, M-step sums,
-losses) but run forward/backward in doubles, in linear space (probabilities,
-not logs: no exp/log per edge) with exact power-of-two rescaling where long
-units would underflow. Results are identical whatever ``num_threads``:
-units are cut into chunks that do not depend on it, each chunk is summed
-alone, and the chunk sums are added in chunk order.
+losses) but run forward/backward in doubles, in linear space
+(probabilities, not logs: no exp/log per edge), rescaling by powers of two
+where long units would underflow. Results are identical whatever
+``num_threads``: units are cut into chunks that do not depend on it, each
+chunk is summed alone, and the chunk sums are added in chunk order.
 """
 
 from __future__ import annotations
@@ -49,28 +59,31 @@ import gc
 import logging
 import math
 import multiprocessing
+import multiprocessing.connection
 import os
-import struct
+import re
 import time
-from collections import Counter
 from array import array
-from itertools import accumulate, islice, repeat
+from collections import Counter
+from itertools import accumulate, compress, islice, repeat
 from operator import add, xor
 
+from ..errors import TrainerError
+from .corpus import split_into_words
 from .validity import PieceValidator
-
-try:  # the corpus module of the training package (may be edited in parallel)
-    from .corpus import split_into_words
-except ImportError:  # pragma: no cover - fallback for a partial tree
-    split_into_words = None
 
 LOG = logging.getLogger(__name__)
 
 SPACE = "\u2581"
 UNK_CHAR = "\u2585"
 NUL = "\x00"
+#: Follower of the corpus's last stretch: the end of the text, whose "lead
+#: byte" differs from every real one.
+END = "\U0010ffff"
 
-_F32 = struct.Struct("<f")
+#: What the functions run by :meth:`_Runner.results` work on: set before
+#: they run here or in forked workers (which inherit it).
+_STATE: dict = {}
 
 #: M-step threshold on expected counts (``kExpectedFrequencyThreshold``).
 EXPECTED_FREQUENCY_THRESHOLD = 0.5
@@ -79,24 +92,24 @@ UNK_PENALTY = 10.0
 #: Finalize: penalty step between alphabet characters that are not pieces.
 MIN_SCORE_PENALTY_DELTA = 0.0001
 
-# Linear-space forward/backward: rescale by 2**RESCALE_BITS (exact) when a
-# prefix/suffix probability drops below 2**-RESCALE_BITS.
-RESCALE_BITS = 400
-_TINY = 2.0 ** -RESCALE_BITS
-_BIG = 2.0 ** RESCALE_BITS
+#: Linear-space forward/backward: positions whose probability falls below
+#: this are rescaled (with the others the remaining nodes can reach) by a
+#: power of two, which is exact.
+_TINY = 2.0 ** -400
 
 #: Work per chunk of units (sum of unit lengths, in characters). Chunks do
 #: not depend on num_threads, which keeps the sums identical for any count.
-CHUNK_CHARS = 150_000
+CHUNK_CHARS = 100_000
 #: Suffixes per partition of the seed search (bounds its memory).
 SEED_PARTITION_SUFFIXES = 400_000
 #: Below this many characters in all units, worker processes are not worth it.
-PARALLEL_MIN_CHARS = 400_000
+PARALLEL_MIN_CHARS = 200_000
 
 
-def f32(value: float) -> float:
+def f32(value: float, _cell=array("f", [0.0])) -> float:
     """Round to the nearest IEEE binary32 value (what a C++ ``float`` stores)."""
-    return _F32.unpack(_F32.pack(value))[0]
+    _cell[0] = value
+    return _cell[0]
 
 
 def lead_byte(char: str) -> int:
@@ -177,16 +190,8 @@ class _Reporter:
 
 
 def _split_words(text: str, options) -> list[str]:
-    if split_into_words is not None:
-        return split_into_words(text, options.treat_whitespace_as_suffix,
-                                options.allow_whitespace_only_pieces)
-    # Same rules, used only if corpus.py is missing.
-    import re
-    if options.treat_whitespace_as_suffix:
-        pattern = "[^▁]*▁+|[^▁]+" if options.allow_whitespace_only_pieces else "[^▁]*▁|[^▁]+"
-    else:
-        pattern = "▁+[^▁]*|[^▁]+" if options.allow_whitespace_only_pieces else "▁[^▁]*|[^▁]+"
-    return re.findall(pattern, text)
+    return split_into_words(text, options.treat_whitespace_as_suffix,
+                            options.allow_whitespace_only_pieces)
 
 
 def _seed_parts(text: str, options) -> list[str]:
@@ -202,37 +207,45 @@ def collect_units(corpus, options) -> tuple[list[tuple[str, int]], dict[str, int
 
     Returns ``(units, entries)``. ``units`` are the distinct words (or
     sentences when ``split_by_whitespace`` is off) with summed frequencies,
-    in sentencepiece's order (frequency desc, string asc). ``entries`` maps
-    ``stretch + follower`` to its raw occurrence count (what the suffix
-    array of sentencepiece counts: one per sentence line, two for TSV
-    input): a stretch is a word cut at U+2585, the follower the character
-    after it in the corpus (NUL at a sentence end).
+    in sentencepiece's order (frequency desc, string asc).
+
+    ``entries`` maps ``stretch + follower`` to its number of occurrences
+    (sentence frequencies summed; with TSV input too, as 0.2.3 does rather
+    than the snapshot's "every sentence twice"). A stretch is a word cut at
+    U+2585; its follower is what comes next in sentencepiece's suffix array:
+    the next character of the sentence (U+2585, "▁", the next word's first
+    character), or at the end of a sentence NUL plus the first character
+    of the next one, or :data:`END` after the last sentence (no separator
+    follows it).
     """
     split_ws = options.split_by_whitespace
-    tsv = options.input_format == "tsv"
     delimiter = options.pretokenization_delimiter
     simple_prefix = (split_ws and not options.treat_whitespace_as_suffix
                      and not options.allow_whitespace_only_pieces and not delimiter)
     unit_counts: Counter = Counter()
-    followed: Counter = Counter()  # stretch + follower -> seed count
+    followed: Counter = Counter()  # stretch + follower -> count
     # Fast path (prefix "▁", one occurrence per line): count the parts
     # between "▁"s; "▁" is put back on the distinct words only.
-    mid: Counter = Counter()      # "▁"-words followed by "▁" (without their "▁")
-    last: Counter = Counter()     # sentence-final "▁"-words
+    mid: Counter = Counter()       # "▁"-words followed by "▁" (without their "▁")
+    last: Counter = Counter()      # sentence-final "▁"-words
     head_mid: Counter = Counter()  # a first word without "▁", then "▁"
-    head_last: Counter = Counter()  # a whole sentence without "▁"
+    pending = None    # the previous sentence's last stretch, waiting for its follower
+    pending_count = 0
     for text, freq in corpus.sentences:
-        if simple_prefix and freq == 1 and not tsv:
+        if simple_prefix and freq == 1:
+            if pending is not None:
+                followed[pending + NUL + text[0]] += pending_count
             parts = text.split(SPACE)
             if len(parts) == 1:
-                head_last[text] += 1
+                unit_counts[text] += 1
+                pending, pending_count = text, 1
                 continue
             if parts[0]:
                 head_mid[parts[0]] += 1
             mid.update(parts[1:-1])
             last[parts[-1]] += 1
+            pending, pending_count = SPACE + parts[-1], 1
             continue
-        seed_weight = 2 if tsv else freq
         em_text = text.replace(delimiter, "") if delimiter else text
         if split_ws:
             for word in _split_words(em_text, options):
@@ -240,31 +253,44 @@ def collect_units(corpus, options) -> tuple[list[tuple[str, int]], dict[str, int
         elif em_text:
             unit_counts[em_text] += freq
         for part in _seed_parts(text, options):
+            if pending is not None:
+                followed[pending + NUL + part[0]] += pending_count
             pieces = _split_words(part, options) if split_ws else [part]
-            for i, piece in enumerate(pieces):
-                follower = pieces[i + 1][0] if i + 1 < len(pieces) else NUL
-                followed[piece + follower] += seed_weight
-    for counter, prefix, follower in ((mid, SPACE, SPACE), (last, SPACE, NUL),
-                                      (head_mid, "", SPACE), (head_last, "", NUL)):
+            for i in range(len(pieces) - 1):
+                followed[pieces[i] + pieces[i + 1][0]] += freq
+            pending, pending_count = pieces[-1], freq
+    if pending is not None:
+        followed[pending + END] += pending_count
+    for counter, prefix, follower in ((mid, SPACE, SPACE), (head_mid, "", SPACE), (last, SPACE, "")):
         for part, count in counter.items():
             word = prefix + part
             unit_counts[word] += count
-            followed[word + follower] += count
+            if follower:
+                followed[word + follower] += count
         counter.clear()
     entries: dict[str, int] = {}
-    for text, count in followed.items():
-        if UNK_CHAR in text:
-            stretches = text.split(UNK_CHAR)
-            for stretch in stretches[:-1]:
-                if stretch:
-                    key = stretch + UNK_CHAR
-                    entries[key] = entries.get(key, 0) + count
-            text = stretches[-1]
-            if len(text) < 2:  # only the follower is left
+    for key, count in followed.items():
+        stretch, follower = _split_entry(key)
+        if UNK_CHAR in stretch:
+            pieces = stretch.split(UNK_CHAR)
+            for piece in pieces[:-1]:
+                if piece:
+                    piece += UNK_CHAR
+                    entries[piece] = entries.get(piece, 0) + count
+            if not pieces[-1]:
                 continue
-        entries[text] = entries.get(text, 0) + count
+            key = pieces[-1] + follower
+        entries[key] = entries.get(key, 0) + count
     units = sorted_items(unit_counts.items())
     return units, entries
+
+
+def _split_entry(key: str) -> tuple[str, str]:
+    """(stretch, follower) of an entry key: the follower is NUL + char or one char."""
+    cut = key.find(NUL)
+    if cut < 0:
+        cut = len(key) - 1
+    return key[:cut], key[cut:]
 
 
 # ----------------------------------------------------------------------------
@@ -305,7 +331,7 @@ class _ValidityClasses:
 def _seed_partition(pattern: str) -> list[tuple[str, int]]:
     """Suffix-tree nodes among the suffixes starting with a character of ``pattern``.
 
-    Every suffix (cut to ``max_length + 1`` characters, zero-padded)
+    Every suffix (cut to ``max_length + 2`` characters, zero-padded)
     becomes an integer: its dense character codes, most significant first,
     then its rank in the low bits. Sorting the integers sorts the suffixes;
     the bit length of the XOR of two neighbours gives their longest common
@@ -315,12 +341,12 @@ def _seed_partition(pattern: str) -> list[tuple[str, int]]:
     st = _STATE
     scan, encoded, weight_at = st["scan"], st["encoded"], st["weight_at"]
     leads, bits, max_length, is_valid = st["leads"], st["bits"], st["max_length"], st["is_valid"]
-    import re
+    nul_code = st["nul_code"]
     positions = [m.start() for m in re.finditer(pattern, scan)]
     count = len(positions)
     if count < 2:
         return []
-    width = max_length + 1          # characters per key
+    width = max_length + 2          # characters per key
     unit = bits // 8                # bytes per character
     span = width * unit
     id_bits = count.bit_length()
@@ -345,15 +371,24 @@ def _seed_partition(pattern: str) -> list[tuple[str, int]]:
         while depth < top:
             node_depth, left = stack.pop()
             top = stack[-1][0]
-            if 2 <= node_depth <= max_length:
-                # The node: sorted suffixes left..i-1 share node_depth characters.
-                shift = id_bits + bits * (width - 1 - node_depth)
-                if (leads[(keys[left] >> shift) & code_mask]
-                        != leads[(keys[i - 1] >> shift) & code_mask]):
-                    p = positions[left]
-                    piece = scan[p:p + node_depth]
-                    if is_valid(piece):  # (rejects NUL: no stretch end inside)
-                        found.append((piece, cumulative[i] - cumulative[left]))
+            if node_depth < 2 or node_depth >= width:
+                continue
+            # The node: sorted suffixes left..i-1 share node_depth characters;
+            # it is one of the byte-level tree if the next lead bytes differ.
+            shift = id_bits + bits * (width - 1 - node_depth)
+            if leads[(keys[left] >> shift) & code_mask] == leads[(keys[i - 1] >> shift) & code_mask]:
+                continue
+            p = positions[left]
+            if node_depth <= max_length:
+                piece = scan[p:p + node_depth]
+                if is_valid(piece):  # (NUL, i.e. a follower inside, is invalid)
+                    found.append((piece, cumulative[i] - cumulative[left]))
+            # 0.2.3 also keeps a node that ends with a sentence separator, minus it.
+            if (node_depth >= 3 and (keys[left] >> (shift + bits)) & code_mask == nul_code
+                    and scan[p + node_depth - 2] != NUL):
+                piece = scan[p:p + node_depth - 1]
+                if is_valid(piece):
+                    found.append((piece, cumulative[i] - cumulative[left]))
         if depth > top:
             stack.append((depth, left))
             top = depth
@@ -362,36 +397,48 @@ def _seed_partition(pattern: str) -> list[tuple[str, int]]:
 
 def frequent_substrings(entries: dict[str, int], max_length: int, validator: PieceValidator,
                         runner: "_Runner | None" = None) -> list[tuple[str, int]]:
-    """Valid right-maximal substrings occurring at least twice, with their counts.
+    """The seed substrings with their counts, by (count desc, string asc).
 
     ``entries`` maps ``stretch + follower`` to a count (see
-    :func:`collect_units`); substrings lie inside the stretches. A
-    substring qualifies when it has 2 .. ``max_length`` characters, is a
-    valid piece and its occurrences are followed by characters with at
-    least two different UTF-8 lead bytes: a node of the byte-level suffix
-    tree of the corpus that ends on a character boundary (what sentencepiece
-    0.2.3 extracts). Suffixes are split by their first character into
-    independent partitions (no node spans two), which may run in worker
-    processes; the result is sorted by (count desc, string asc) whatever
-    the partitioning.
+    :func:`collect_units`). A substring of a stretch is a seed when it has
+    2 .. ``max_length`` characters, is a valid piece, and is a node of the
+    byte-level suffix tree of the corpus that ends on a character boundary:
+    its occurrences are followed by characters with at least two different
+    UTF-8 lead bytes. sentencepiece 0.2.3 also takes a node that ends with
+    a sentence separator, without the separator: a sentence ending that
+    occurs at least twice before sentences starting with different lead
+    bytes (never with the dummy prefix "▁", always there). A string found
+    both ways gets the sum of the two counts (0.2.3's scores add up).
 
-    Layout: all stretches are joined, each followed by max_length + 2
-    padding positions. ``scan`` has NUL at the follower and padding
-    positions (so neither starts a suffix nor ends up inside a piece);
-    ``encoded`` has the dense code of the follower and zeros for padding.
+    Suffixes are split by their first character into independent
+    partitions (no node spans two), which may run in worker processes.
+    Layout: all entries are joined, each followed by ``max_length + 2``
+    padding positions. ``scan`` has the stretches and NUL elsewhere (so no
+    suffix starts and no piece extends there); ``encoded`` has the dense
+    code of every character, follower included, and zeros for padding.
     """
-    texts = list(entries)
-    if not texts:
+    if not entries:
         return []
-    padding = max_length + 1
-    scan = ("\0" * (padding + 1)).join(t[:-1] for t in texts) + "\0" * (padding + 1)
-    chars = sorted(set(scan) | {t[-1] for t in texts} | {NUL})
+    padding = max_length + 2
+    scan_parts = []
+    text_parts = []
+    weight_at = array("I" if max(entries.values()) < 1 << 32 else "Q")
+    for key, count in entries.items():
+        stretch, follower = _split_entry(key)
+        scan_parts.append(stretch)
+        scan_parts.append(NUL * (len(follower) + padding))
+        text_parts.append(key)
+        text_parts.append("\uffff" * padding)
+        weight_at.extend(repeat(count, len(key) + padding))
+    scan = "".join(scan_parts)
+    text = "".join(text_parts)
+    del scan_parts, text_parts
+    chars = sorted(set(text) - {"\uffff"} | {NUL})
     code_of = {c: n + 1 for n, c in enumerate(chars)}   # 0 pads the keys
-    leads = [-1] + [lead_byte(c) for c in chars]
+    leads = [-1] + [-2 if c == END else lead_byte(c) for c in chars]
     top = len(chars) + 1
     bits = 8 if top <= 0x100 else 16 if top <= 0x10000 else 32
     table = {ord(c): n for c, n in code_of.items()}
-    text = ("\uffff" * padding).join(texts) + "\uffff" * padding
     table[0xFFFF] = 0
     text = text.translate(table)
     if bits == 8:
@@ -399,9 +446,6 @@ def frequent_substrings(entries: dict[str, int], max_length: int, validator: Pie
     else:
         encoded = text.encode("utf-16-be" if bits == 16 else "utf-32-be", "surrogatepass")
     del text
-    weight_at = array("Q")
-    for t in texts:
-        weight_at.extend(repeat(entries[t], len(t) + padding))
     # Partitions by first character, balanced by suffix count.
     starts = Counter(scan)
     starts.pop(NUL, None)
@@ -413,17 +457,17 @@ def frequent_substrings(entries: dict[str, int], max_length: int, validator: Pie
         g = loads.index(min(loads))
         bins[g].append(char)
         loads[g] += n
-    import re
     tasks = [("[%s]" % "".join(re.escape(c) for c in sorted(b)),) for b in bins if b]
     is_valid = _ValidityClasses(validator, chars)
     state = dict(scan=scan, encoded=encoded, weight_at=weight_at, leads=leads, bits=bits,
-                 max_length=max_length, is_valid=is_valid)
+                 max_length=max_length, is_valid=is_valid, nul_code=code_of[NUL])
     if runner is None:
         runner = _Runner([], 1)
-    found: list[tuple[str, int]] = []
-    for part in runner.map(_seed_partition, tasks, total, **state):
-        found.extend(part)
-    return sorted_items(found)
+    found: dict[str, int] = {}
+    for part in runner.results(_seed_partition, tasks, total, **state):
+        for piece, count in part:
+            found[piece] = found.get(piece, 0) + count
+    return sorted_items(found.items())
 
 
 def make_seed_pieces(corpus, options, entries: dict[str, int], validator: PieceValidator,
@@ -441,19 +485,7 @@ def make_seed_pieces(corpus, options, entries: dict[str, int], validator: PieceV
     seeds: list[tuple[str, float]] = sorted_items(chars.items())
     size = options.seed_sentencepiece_size
     if options.seed_sentencepieces_file:
-        extra = []
-        with open(options.seed_sentencepieces_file, encoding="utf-8") as handle:
-            for line in handle:
-                line = line.rstrip("\n")
-                if not line:
-                    continue
-                fields = line.split("\t")
-                if len(fields) < 2:
-                    from ..errors import TrainerError
-                    raise TrainerError("seed_sentencepieces_file: expected piece<TAB>freq, got %r" % line)
-                piece, freq = fields[0], int(fields[1])
-                if validator.is_valid(piece):
-                    extra.append((piece, freq * len(piece)))
+        extra = _read_seed_file(options.seed_sentencepieces_file, validator)
         seeds = sorted_items(seeds + extra)[:size]
     else:
         found = frequent_substrings(entries, options.max_sentencepiece_length, validator, runner)
@@ -466,29 +498,43 @@ def make_seed_pieces(corpus, options, entries: dict[str, int], validator: PieceV
     return [(piece, f32(math.log(value) - logsum)) for piece, value in seeds]
 
 
+def _read_seed_file(path: str, validator: PieceValidator) -> list[tuple[str, int]]:
+    """``piece<TAB>freq`` lines: the valid pieces with score ``freq x length``."""
+    extra = []
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as handle:
+            for number, line in enumerate(handle, 1):
+                fields = line.rstrip("\n").split("\t")
+                if len(fields) == 1 and not fields[0]:
+                    continue
+                try:
+                    freq = int(fields[1])
+                except (IndexError, ValueError):
+                    raise TrainerError("%s:%d: expected piece<TAB>freq in "
+                                       "--seed_sentencepieces_file." % (path, number)) from None
+                if validator.is_valid(fields[0]):
+                    extra.append((fields[0], freq * len(fields[0])))
+    except OSError as error:
+        raise TrainerError("%s: cannot read --seed_sentencepieces_file: %s."
+                           % (path, error.strerror)) from None
+    return extra
+
+
 # ----------------------------------------------------------------------------
-# lattices (shared by the E-step, the Viterbi of the prune and the workers)
+# lattices
 
 
 class _Model:
     """The current pieces as the lattice code needs them.
 
-    ``table`` maps every piece to its index and every proper prefix of a
-    piece that is not itself a piece to -1, so a scan from one position can
-    stop as soon as no piece can start with what was read.
+    ``table`` (built on first use: only building lattices and the prune's
+    alternatives need it) maps every piece to its index and every proper
+    prefix of a piece that is not itself a piece to -1, so a scan from one
+    position can stop as soon as no piece can start with what was read.
     """
 
     def __init__(self, pieces: list[tuple[str, float]]) -> None:
-        table: dict[str, int] = {}
-        for index, (piece, _) in enumerate(pieces):
-            table[piece] = index
-        for piece, _ in pieces:
-            for end in range(len(piece) - 1, 0, -1):
-                prefix = piece[:end]
-                if prefix in table:
-                    break
-                table[prefix] = -1
-        self.table = table
+        self.pieces = pieces
         self.scores = [score for _, score in pieces]
         self.probs = [math.exp(score) for score in self.scores]
         self.max_length = max((len(p) for p, _ in pieces), default=1)
@@ -499,90 +545,84 @@ class _Model:
         self.unk_score = f32(self.min_score - UNK_PENALTY)
         self.unk_prob = math.exp(self.unk_score)
         self.size = len(pieces)
+        self._table: dict[str, int] | None = None
+
+    @property
+    def table(self) -> dict[str, int]:
+        if self._table is None:
+            table: dict[str, int] = {}
+            for index, (piece, _) in enumerate(self.pieces):
+                table[piece] = index
+            for piece, _ in self.pieces:
+                for end in range(len(piece) - 1, 0, -1):
+                    prefix = piece[:end]
+                    if prefix in table:
+                        break
+                    table[prefix] = -1
+            self._table = table
+        return self._table
 
 
-# Worker state: set by the parent before forking, read by the children.
-_STATE: dict = {}
+# Node piece ids in the cached lattices besides real indices: an unknown
+# node (no one-character piece at its position; counts for piece 0, as
+# sentencepiece's training model leaves unk_id at 0) and a node whose piece
+# was removed since the lattice was built (probability 0). Both index the
+# per-step value lists from the end.
+UNKNOWN = -1
+DROPPED = -2
 
 
-def _estep_range(lo: int, hi: int):
-    """Expected counts over units ``lo..hi-1``: (list, sum of w * log Z).
+def _unit_nodes(text: str, get) -> list[tuple[int, int, int]]:
+    """The lattice of ``text``: nodes (begin, end, piece id), by begin, then length.
 
-    Forward and backward run on probabilities, not logs. alpha[j] is
-    accumulated from the nodes ending at j (pushed from their begin, whose
-    alpha is final by then) while the lattice is scanned; the backward pass
-    walks the same nodes in reverse, so beta[j] is final when a node ending
-    at j is met, and adds the node's marginal at the same time.
+    ``get`` is the model table's ``get`` (pieces and their prefixes); a
+    scan from one position stops at the first string no piece starts with.
     """
-    units = _STATE["units"]
-    model: _Model = _STATE["model"]
-    table, probs, max_length = model.table, model.probs, model.max_length
-    unk_index, unk_prob = model.unk_index, model.unk_prob
-    expected = [0.0] * model.size
-    loglik = 0.0
-    log = math.log
-    get = table.get
-    for u in range(lo, hi):
-        text, weight = units[u]
-        n = len(text)
-        alpha = [0.0] * (n + 1)
-        alpha[0] = 1.0
-        nodes = []
-        append = nodes.append
-        shifts = None  # per-position binary exponent, once rescaling started
-        shift = 0
-        for i in range(n):
-            ai = alpha[i]
-            if ai < _TINY:
-                shift += _rescale(alpha, i, min(n, i + max_length))
-                ai = alpha[i]
-                if shifts is None:
-                    shifts = [0] * (n + 1)
-            if shifts is not None:
-                shifts[i] = shift
-            k = get(text[i])
-            if k is not None and k >= 0:
-                p = probs[k]
-                append((i, i + 1, k, p))
-                alpha[i + 1] += ai * p
-            else:  # no one-character piece: an unknown node
-                append((i, i + 1, unk_index, unk_prob))
-                alpha[i + 1] += ai * unk_prob
-                if k is None:
-                    continue
-            for j in range(i + 2, min(n, i + max_length) + 1):
-                k = get(text[i:j])
-                if k is None:
-                    break
-                if k >= 0:
-                    p = probs[k]
-                    append((i, j, k, p))
-                    alpha[j] += ai * p
-        z = alpha[n]
-        if shifts is None and z >= _TINY:
-            beta = [0.0] * (n + 1)
-            beta[n] = 1.0
-            scale = weight / z
-            alpha = [a * scale for a in alpha]
-            nodes.reverse()
-            for i, j, k, p in nodes:
-                x = p * beta[j]
-                beta[i] += x
-                expected[k] += alpha[i] * x
-            loglik += weight * log(z)
-            continue
-        if shifts is None:
-            shifts = [0] * (n + 1)
-        if z < _TINY:
-            shift += _rescale(alpha, n, n)
-            z = alpha[n]
-        shifts[n] = shift
-        loglik += weight * (log(z) - shift * _LN2)
-        _scaled_backward(nodes, n, alpha, shifts, weight, expected, max_length)
-    return expected, loglik
+    nodes = []
+    append = nodes.append
+    n = len(text)
+    for i in range(n):
+        k = get(text[i])
+        if k is None or k < 0:
+            append((i, i + 1, UNKNOWN))
+            if k is None:
+                continue
+        else:
+            append((i, i + 1, k))
+        for j in range(i + 2, n + 1):  # (stops at the first non-prefix)
+            k = get(text[i:j])
+            if k is None:
+                break
+            if k >= 0:
+                append((i, j, k))
+    return nodes
 
 
-_LN2 = math.log(2.0)
+def _unit_expected(nodes, n: int, weight: int, probs, expected, max_length: int) -> float:
+    """Add ``weight`` x the marginal of every node to ``expected``; return log Z.
+
+    Forward and backward run on probabilities, not logs: ``alpha[j]`` gets
+    the contributions of the nodes ending at j, pushed in begin order; the
+    backward pass walks the nodes in reverse, so ``beta[j]`` is final when
+    a node ending at j is met, and adds the node's marginal at once. A unit
+    whose probability underflows is redone with rescaling.
+    """
+    alpha = [0.0] * (n + 1)
+    alpha[0] = 1.0
+    for i, j, k in nodes:
+        alpha[j] += alpha[i] * probs[k]
+    z = alpha[n]
+    if not z >= _TINY:
+        return _unit_expected_rescaled(nodes, n, weight, probs, expected, max_length)
+    scale = weight / z
+    alpha = [a * scale for a in alpha]
+    beta = [0.0] * (n + 1)
+    beta[n] = 1.0
+    for i, j, k in reversed(nodes):
+        x = probs[k] * beta[j]
+        beta[i] += x
+        expected[k] += alpha[i] * x
+    return math.log(z)
 
 
 def _rescale(values: list, lo: int, hi: int) -> int:
@@ -597,83 +637,116 @@ def _rescale(values: list, lo: int, hi: int) -> int:
     return e
 
 
-def _scaled_backward(nodes, n, alpha, shifts, weight, expected, max_length) -> None:
-    """Backward pass and marginals of a unit that needed rescaling.
+def _unit_expected_rescaled(nodes, n, weight, probs, expected, max_length) -> float:
+    """:func:`_unit_expected` for units whose probabilities underflow doubles.
 
-    True alpha[i] is ``alpha[i] * 2**-shifts[i]``; beta values inside the
-    window the remaining nodes can reach share one exponent ``bshift``, so a
-    marginal ``alpha_i * p * beta_j / Z`` is computed on the scaled values
-    and corrected by ``2**(shifts[n] - shifts[i] - bshift)``.
+    When the prefix probability of a position falls below ``_TINY``, it and
+    every later position the remaining nodes can reach (``max_length``
+    ahead) are multiplied by one power of two, which is exact; the true
+    ``alpha[i]`` is ``alpha[i] * 2**-shifts[i]``. The backward pass does the
+    same with one running exponent, and every marginal is corrected by the
+    difference of exponents.
     """
+    alpha = [0.0] * (n + 1)
+    alpha[0] = 1.0
+    shifts = [0] * (n + 1)
+    shift = 0
+    current = -1
+    for i, j, k in nodes:
+        if i != current:  # position i is final: every node ending there was seen
+            current = i
+            if alpha[i] < _TINY:
+                shift += _rescale(alpha, i, min(n, i + max_length))
+            shifts[i] = shift
+        alpha[j] += alpha[i] * probs[k]
+    if alpha[n] < _TINY:
+        shift += _rescale(alpha, n, n)
+    shifts[n] = shift
+    z = alpha[n]
+    scale = weight / z
     beta = [0.0] * (n + 1)
     beta[n] = 1.0
     bshift = 0
     current = n
-    scale = weight / alpha[n]
-    zshift = shifts[n]
     ldexp = math.ldexp
-    for i, j, k, p in reversed(nodes):
+    for i, j, k in reversed(nodes):
         if i != current:
             if beta[current] < _TINY:
                 bshift += _rescale(beta, current, min(n, current + max_length))
             current = i
-        x = p * beta[j]
+        x = probs[k] * beta[j]
         beta[i] += x
-        expected[k] += ldexp(alpha[i] * x * scale, zshift - shifts[i] - bshift)
+        expected[k] += ldexp(alpha[i] * x * scale, shift - shifts[i] - bshift)
+    return math.log(z) - shift * _LN2
 
 
-def _viterbi_range(lo: int, hi: int):
-    """Viterbi piece frequencies over units ``lo..hi-1``: (freq list, tokens)."""
-    units = _STATE["units"]
-    model: _Model = _STATE["model"]
-    table, scores, max_length = model.table, model.scores, model.max_length
-    unk_index, unk_score = model.unk_index, model.unk_score
-    freq = [0.0] * model.size
-    tokens = 0
-    get = table.get
-    ninf = -math.inf
-    for u in range(lo, hi):
-        text, weight = units[u]
-        n = len(text)
-        best = [ninf] * (n + 1)
-        best[0] = 0.0
-        back_pos = [0] * (n + 1)
-        back_id = [0] * (n + 1)
-        for i in range(n):
-            bi = best[i]
-            k = get(text[i])
-            if k is None or k < 0:  # no one-character piece: an unknown node
-                v = bi + unk_score
-                if v > best[i + 1]:
-                    best[i + 1] = v
-                    back_pos[i + 1] = i
-                    back_id[i + 1] = unk_index
-                if k is None:
-                    continue
-            else:
-                v = bi + scores[k]
-                if v > best[i + 1]:
-                    best[i + 1] = v
-                    back_pos[i + 1] = i
-                    back_id[i + 1] = k
-            for j in range(i + 2, min(n, i + max_length) + 1):
-                k = get(text[i:j])
-                if k is None:
-                    break
-                if k >= 0:
-                    v = bi + scores[k]
-                    if v > best[j]:
-                        best[j] = v
-                        back_pos[j] = i
-                        back_id[j] = k
-        j = n
-        count = 0
-        while j > 0:
-            freq[back_id[j]] += weight
-            j = back_pos[j]
-            count += 1
-        tokens += count * weight
-    return freq, tokens
+_LN2 = math.log(2.0)
+
+
+def _unit_viterbi(nodes, n: int, scores) -> list[int]:
+    """Piece ids of the best path (sentencepiece's tie rule: the earliest begin wins)."""
+    best = [-math.inf] * (n + 1)
+    best[0] = 0.0
+    back = [None] * (n + 1)
+    for node in nodes:
+        i, j, k = node
+        v = best[i] + scores[k]
+        if v > best[j]:
+            best[j] = v
+            back[j] = node
+    path = []
+    j = n
+    while j > 0:
+        i, j, k = back[j]
+        path.append(k)
+        j = i
+    return path
+
+
+class _ChunkLattices:
+    """The lattices of units ``lo..hi-1``, kept between EM steps as flat arrays.
+
+    Pieces only ever disappear during training, so a lattice never gains a
+    node: it is built once from the seed pieces, then every step renumbers
+    the piece ids (:meth:`renumber`). A removed one-character piece turns
+    into an unknown node (exactly what the lattice would then hold), any
+    other removed piece into a dropped node (probability 0, score -inf);
+    dropped nodes are swept out when they become many.
+    """
+
+    def __init__(self, units, lo: int, hi: int, model: _Model) -> None:
+        get = model.table.get
+        longest = max((len(text) for text, _ in units[lo:hi]), default=0)
+        code = "H" if longest < 0xFFFF else "I"
+        self.lo, self.hi = lo, hi
+        self.begins, self.ends, self.ids = array(code), array(code), array("i")
+        self.offsets = array("q", [0])
+        for u in range(lo, hi):
+            nodes = _unit_nodes(units[u][0], get)
+            if nodes:
+                begins, ends, ids = zip(*nodes)
+                self.begins.extend(begins)
+                self.ends.extend(ends)
+                self.ids.extend(ids)
+            self.offsets.append(len(self.ids))
+
+    def nodes(self, u: int) -> list[tuple[int, int, int]]:
+        s, t = self.offsets[u - self.lo], self.offsets[u - self.lo + 1]
+        return list(zip(self.begins[s:t], self.ends[s:t], self.ids[s:t]))
+
+    def renumber(self, mapping: list[int]) -> None:
+        """Apply ``mapping``: old id -> new id, UNKNOWN or DROPPED (which map to themselves)."""
+        self.ids = array("i", map(mapping.__getitem__, self.ids))
+        if self.ids.count(DROPPED) * 4 > len(self.ids):
+            keep = [k != DROPPED for k in self.ids]
+            code = self.begins.typecode
+            self.begins = array(code, compress(self.begins, keep))
+            self.ends = array(code, compress(self.ends, keep))
+            self.ids = array("i", compress(self.ids, keep))
+            offsets = self.offsets
+            counts = [keep[offsets[u]:offsets[u + 1]].count(True) for u in range(len(offsets) - 1)]
+            self.offsets = array("q", [0])
+            self.offsets.extend(accumulate(counts))
 
 
 def _alternatives_range(lo: int, hi: int) -> list:
@@ -743,6 +816,13 @@ def piece_alternatives(model: _Model, piece: str):
 # running chunks, in this process or in forked workers
 
 
+def _cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
 class _Runner:
     """Runs a range function over fixed chunks, optionally in worker processes.
 
@@ -754,10 +834,7 @@ class _Runner:
 
     def __init__(self, units: list[tuple[str, int]], num_threads: int) -> None:
         self.units = units
-        self.unit_chunks = self.chunk(units, lambda u: len(u[0]) + 1)
-        self.total_chars = sum(len(text) + 1 for text, _ in units)
-        cpus = os.cpu_count() or 1
-        self.processes = max(1, min(num_threads, cpus))
+        self.processes = max(1, min(num_threads, _cpu_count()))
         self.can_fork = "fork" in multiprocessing.get_all_start_methods()
 
     @staticmethod
@@ -773,46 +850,221 @@ class _Runner:
             bounds.append(len(items))
         return list(zip(bounds, bounds[1:]))
 
-    def map(self, func, chunks: list[tuple[int, int]], work: int, **state) -> list:
+    def results(self, func, tasks: list[tuple], work: int, **state):
+        """Yield ``func(*task)`` for every task, in task order.
+
+        ``state`` (and the units) are published in ``_STATE`` for ``func``.
+        With ``num_threads > 1``, fork available, several tasks and enough
+        ``work``, the tasks run in a pool of forked workers (which inherit
+        ``_STATE``); results stream back in order, so the caller can merge
+        them as they come without holding them all.
+        """
         _STATE.clear()
         _STATE["units"] = self.units
         _STATE.update(state)
         try:
-            if (self.processes < 2 or not self.can_fork or len(chunks) < 2
+            if (self.processes < 2 or not self.can_fork or len(tasks) < 2
                     or work < PARALLEL_MIN_CHARS):
-                return [func(*args) for args in chunks]
+                for task in tasks:
+                    yield func(*task)
+                return
             context = multiprocessing.get_context("fork")
-            gc.collect()
-            gc.freeze()  # keep the children from touching (copying) inherited pages
+            gc.freeze()  # the children's collector then leaves inherited objects alone
             try:
-                with context.Pool(min(self.processes, len(chunks))) as pool:
-                    return pool.starmap(func, chunks, chunksize=1)
+                with context.Pool(min(self.processes, len(tasks))) as pool:
+                    yield from pool.imap(_apply, [(func, task) for task in tasks], chunksize=1)
             finally:
                 gc.unfreeze()
         finally:
             _STATE.clear()
 
 
+def _apply(job):
+    func, task = job
+    return func(*task)
+
+
+class _LatticeRunner:
+    """EM passes over the units, with the lattices cached in long-lived workers.
+
+    Units are cut into chunks that do not depend on ``num_threads``; chunk c
+    lives in worker ``c % workers`` (forked once, on the first pass; with one
+    worker or without fork, everything stays in this process). Each chunk
+    is summed alone and the parent adds the chunk sums in chunk order, so
+    the result is the same whatever the number of workers.
+    """
+
+    def __init__(self, units: list[tuple[str, int]], num_threads: int) -> None:
+        self.units = units
+        self.chunks = _Runner.chunk(units, lambda u: len(u[0]) + 1)
+        self.total_chars = sum(len(text) + 1 for text, _ in units)
+        self.total_weight = sum(weight for _, weight in units)
+        workers = max(1, min(num_threads, _cpu_count(), len(self.chunks)))
+        if (workers > 1 and self.total_chars >= PARALLEL_MIN_CHARS
+                and "fork" in multiprocessing.get_all_start_methods()):
+            self.workers = workers
+        else:
+            self.workers = 1
+        self.local: dict[int, _ChunkLattices] = {}  # the chunks, without workers
+        self.pipes: list = []
+        self.processes: list = []
+        self.pieces: list[str] = []  # what the lattices' piece ids refer to
+
+    def _mapping(self, pieces: list[tuple[str, float]]) -> list[int]:
+        index = {piece: i for i, (piece, _) in enumerate(pieces)}
+        mapping = [index.get(p, UNKNOWN if len(p) == 1 else DROPPED) for p in self.pieces]
+        mapping.extend((DROPPED, UNKNOWN))  # indices -2 and -1 map to themselves
+        return mapping
+
+    def run(self, kind: str, model: _Model, pieces: list[tuple[str, float]]):
+        """One pass with the model of ``pieces``: yield every chunk's result in chunk order.
+
+        ``kind`` "expected": (expected counts, sum of w * log Z); "viterbi":
+        (Viterbi frequencies, token count). The first pass builds the
+        lattices (and must be "expected").
+        """
+        if not self.pieces:
+            job = ("build", model)
+        else:
+            mapping = self._mapping(pieces)
+            if kind == "expected":
+                job = ("expected", mapping, model.probs + [0.0, model.unk_prob], model.max_length)
+            else:
+                job = ("viterbi", mapping, model.scores + [-math.inf, model.unk_score])
+        first = not self.pieces
+        self.pieces = [p for p, _ in pieces]
+        if self.workers == 1:
+            for number in range(len(self.chunks)):
+                yield _do_chunk(self.local, self.units, self.chunks, number, job)
+            return
+        if first:
+            self._start(model)
+        else:
+            for pipe in self.pipes:
+                pipe.send(job)
+        pending: dict[int, object] = {}
+        for number in range(len(self.chunks)):
+            while number not in pending:
+                for pipe in multiprocessing.connection.wait(self.pipes):
+                    try:
+                        message = pipe.recv()
+                    except EOFError:
+                        raise TrainerError("a unigram training worker process died.") from None
+                    if message[0] == "error":
+                        raise TrainerError("a unigram training worker failed: %s" % message[1])
+                    pending[message[0]] = message[1]
+            yield pending.pop(number)
+
+    def _start(self, model: _Model) -> None:
+        model.table  # built once, before the workers fork
+        context = multiprocessing.get_context("fork")
+        gc.freeze()  # the children's collector then leaves inherited objects alone
+        try:
+            for w in range(self.workers):
+                parent, child = context.Pipe()
+                process = context.Process(target=_worker_main,
+                                          args=(child, self.units, self.chunks, w, self.workers,
+                                                model), daemon=True)
+                process.start()
+                child.close()
+                self.pipes.append(parent)
+                self.processes.append(process)
+        finally:
+            gc.unfreeze()
+
+    def close(self) -> None:
+        """Stop the workers (they end on None or a closed pipe) and drop the lattices."""
+        for pipe in self.pipes:
+            try:
+                pipe.send(None)
+                pipe.close()
+            except OSError:
+                pass
+        for process in self.processes:
+            process.join(timeout=5)
+            if process.is_alive():
+                process.terminate()
+        self.pipes, self.processes = [], []
+        self.local.clear()
+
+
+def _do_chunk(store: dict, units, chunks, number: int, job: tuple):
+    """One job on chunk ``number`` (building it first if needed): its result."""
+    kind = job[0]
+    lo, hi = chunks[number]
+    if kind == "build":
+        model = job[1]
+        store[number] = lattices = _ChunkLattices(units, lo, hi, model)
+        probs = model.probs + [0.0, model.unk_prob]
+        max_length = model.max_length
+        kind = "expected"
+    else:
+        lattices = store[number]
+        lattices.renumber(job[1])
+        if kind == "expected":
+            probs, max_length = job[2], job[3]
+        else:
+            scores = job[2]
+    size = len(probs if kind == "expected" else scores) - 2
+    values = [0.0] * (size + 2)
+    total = 0.0
+    if kind == "expected":
+        for u in range(lo, hi):
+            text, weight = units[u]
+            total += weight * _unit_expected(lattices.nodes(u), len(text), weight, probs,
+                                             values, max_length)
+    else:
+        tokens = 0
+        for u in range(lo, hi):
+            text, weight = units[u]
+            path = _unit_viterbi(lattices.nodes(u), len(text), scores)
+            for k in path:
+                values[k] += weight
+            tokens += len(path) * weight
+        total = tokens
+    values[0] += values[-1]  # unknown nodes count for piece 0
+    return array("d", values[:size]), total
+
+
+def _worker_main(pipe, units, chunks, worker: int, workers: int, model: _Model) -> None:
+    """A worker: owns chunks ``worker, worker + workers, ...``; first builds them."""
+    store: dict[int, _ChunkLattices] = {}
+    mine = range(worker, len(chunks), workers)
+    job = ("build", model)
+    try:
+        while job is not None:
+            for number in mine:
+                pipe.send((number, _do_chunk(store, units, chunks, number, job)))
+            job = pipe.recv()
+    except (EOFError, KeyboardInterrupt):
+        pass
+    except BaseException as error:  # report, then quit
+        import traceback
+        try:
+            pipe.send(("error", "".join(traceback.format_exception(error))))
+        except OSError:
+            pass
+
+
 # ----------------------------------------------------------------------------
 # 2. EM
 
 
-def run_e_step(model: _Model, runner: _Runner) -> tuple[list[float], float]:
+def run_e_step(model: _Model, pieces: list[tuple[str, float]],
+               lattices: "_LatticeRunner") -> tuple[list[float], float]:
     """Expected count of every piece and the objective (``RunEStep``).
 
     For every unit: forward/backward over its lattice (all pieces of the
-    model, plus an unknown node of piece 0 where no one-character piece
-    starts); each node adds ``freq * P(node)`` to its piece. The objective
-    is the mean negative log likelihood per unit occurrence.
+    model, plus an unknown node counting for piece 0 where no one-character
+    piece starts); each node adds ``freq * P(node)`` to its piece. The
+    objective is the mean negative log likelihood per unit occurrence.
     """
-    parts = runner.map(_estep_range, runner.unit_chunks, runner.total_chars, model=model)
     expected = [0.0] * model.size
     loglik = 0.0
-    for part, ll in parts:
-        expected = list(map(add, expected, part))
-        loglik += ll
-    total = sum(w for _, w in runner.units)
-    return expected, -loglik / total
+    for values, part in lattices.run("expected", model, pieces):
+        expected = list(map(add, expected, values))
+        loglik += part
+    return expected, -loglik / lattices.total_weight
 
 
 def run_m_step(pieces: list[tuple[str, float]], expected: list[float]) -> list[tuple[str, float]]:
@@ -833,7 +1085,8 @@ def _piece_chunks(pieces) -> list[tuple[int, int]]:
     return _Runner.chunk(pieces, lambda p: len(p[0]) * 4)
 
 
-def prune(pieces: list[tuple[str, float]], model: _Model, runner: _Runner, desired: int,
+def prune(pieces: list[tuple[str, float]], model: _Model, runner: _Runner,
+          lattices: "_LatticeRunner", desired: int,
           shrinking_factor: float) -> tuple[list[tuple[str, float]], int]:
     """Keep the pieces whose removal would cost the most (``PruneSentencePieces``).
 
@@ -847,17 +1100,17 @@ def prune(pieces: list[tuple[str, float]], model: _Model, runner: _Runner, desir
     Viterbi token count.
     """
     piece_chunks = _piece_chunks(pieces)
+    model.table  # built once, before workers fork
     alternatives: list = []
-    for part in runner.map(_alternatives_range, piece_chunks,
-                           sum(len(p) for p, _ in pieces) * 4, model=model, pieces=pieces):
+    for part in runner.results(_alternatives_range, piece_chunks,
+                               sum(len(p) for p, _ in pieces) * 4, model=model, pieces=pieces):
         alternatives.extend(part)
     freq = [0.0] * model.size
     tokens = 0
-    for part, count in runner.map(_viterbi_range, runner.unit_chunks, runner.total_chars,
-                                  model=model):
+    for part, count in lattices.run("viterbi", model, pieces):
         freq = list(map(add, freq, part))
         tokens += count
-    vsum = f32(sum(w for _, w in runner.units))
+    vsum = f32(lattices.total_weight)
     total = f32(sum(f32(x) for x in freq))
     logsum = f32(math.log(total))
     log = math.log
@@ -879,7 +1132,7 @@ def prune(pieces: list[tuple[str, float]], model: _Model, runner: _Runner, desir
         candidates.append((i, f32(share * f32(logprob_sp - logprob_alt))))
     size = max(desired, int(f32(f32(shrinking_factor) * len(pieces))))
     for i, _ in sorted(candidates, key=lambda c: (-c[1], c[0])):
-        if len(kept) >= size:
+        if len(kept) == size:  # (sentencepiece's test: with more kept already, all go in)
             break
         kept.append(pieces[i])
     return kept, tokens
@@ -892,9 +1145,10 @@ def prune_unreachable(pieces: list[tuple[str, float]], runner: _Runner) -> list[
     a best path. (0.2.3 logs this step; its exact rule is not public.)
     """
     model = _Model(pieces)
+    model.table  # built once, before workers fork
     verdicts: list = []
-    for part in runner.map(_alternatives_range, _piece_chunks(pieces),
-                           sum(len(p) for p, _ in pieces) * 4, model=model, pieces=pieces):
+    for part in runner.results(_alternatives_range, _piece_chunks(pieces),
+                               sum(len(p) for p, _ in pieces) * 4, model=model, pieces=pieces):
         verdicts.extend(part)
     return [entry for entry, verdict in zip(pieces, verdicts) if verdict is not False]
 
@@ -905,14 +1159,13 @@ def prune_unreachable(pieces: list[tuple[str, float]], runner: _Runner) -> list[
 
 def finalize(pieces: list[tuple[str, float]], alphabet: dict[str, int],
              size: int) -> list[tuple[str, float]]:
-    """Alphabet characters first, then the best pieces, ``size`` in all (``FinalizeSentencePieces``).
+    """All alphabet characters, then the best pieces: ``size`` in all (``FinalizeSentencePieces``).
 
     A character that is not a piece gets the lowest score plus a penalty
     growing by 0.0001 per such character (frequent characters first).
     Output order: score desc, piece asc.
     """
     if size <= 0:
-        from ..errors import TrainerError
         raise TrainerError("vocab_size must be larger than the number of meta pieces.")
     scores = dict(pieces)
     min_score = min(scores.values())
@@ -946,38 +1199,47 @@ def train(corpus, options, progress=None) -> list[tuple[str, float]]:
     """
     reporter = _Reporter(progress)
     started = time.time()
+    lattices = None
     try:
         validator = PieceValidator(options)
         units, entries = collect_units(corpus, options)
         runner = _Runner(units, options.num_threads)
+        lattices = _LatticeRunner(units, options.num_threads)
         pieces = make_seed_pieces(corpus, options, entries, validator, runner)
         del entries
+        if not pieces:
+            raise TrainerError("no character to train on: every character of the corpus is "
+                               "outside the alphabet.")
         reporter.log("seeds: %d pieces, %d units (%.1fs)"
                      % (len(pieces), len(units), time.time() - started))
         desired = int(options.vocab_size * 1.1)
         while True:
             for sub_iter in range(options.num_sub_iterations):
                 model = _Model(pieces)
-                expected, objective = run_e_step(model, runner)
+                expected, objective = run_e_step(model, pieces, lattices)
                 pieces = run_m_step(pieces, expected)
                 del expected, model
                 reporter.log("EM sub_iter=%d size=%d obj=%g (%.1fs)"
                              % (sub_iter, len(pieces), objective, time.time() - started), step=True)
             model = _Model(pieces)
             before = len(pieces)
-            pieces, tokens = prune(pieces, model, runner, desired, options.shrinking_factor)
+            pieces, tokens = prune(pieces, model, runner, lattices, desired,
+                                   options.shrinking_factor)
             del model
             reporter.log("prune size=%d->%d num_tokens=%d num_tokens/piece=%g (%.1fs)"
                          % (before, len(pieces), tokens, tokens / max(1, before),
                             time.time() - started), step=True)
             if len(pieces) <= desired:
                 break
+        lattices.close()
         before = len(pieces)
         pieces = prune_unreachable(pieces, runner)
         if len(pieces) != before:
             reporter.log("pruned %d unreachable pieces out of %d" % (before - len(pieces), before))
         return finalize(pieces, corpus.alphabet, options.vocab_size - len(corpus.meta))
     finally:
+        if lattices is not None:
+            lattices.close()
         reporter.close()
 
 
