@@ -20,6 +20,7 @@ from .decoder import Decoder
 from .errors import EncodeError, IdOutOfRange, SubtokError
 from .model_file import ModelData, load_model, parse_model, serialize_model
 from .models import MODELS
+from .models.unigram import words_reusable
 from .normalizer.charsmap import decode_charsmap
 from .normalizer.normalizer import Normalizer
 from . import sampling as _sampling
@@ -271,13 +272,14 @@ class SentencePieceProcessor:
         return " ".join([e[column] for e in entries])
 
     def _line_entry(self, word: str):
-        """(id text, piece text, needs a check, robustness, magnitude) of a word."""
+        """(id text, piece text, needs a check, robustness, magnitude,
+        starts with unknown, ends with unknown, WordEncoding) of a word."""
         encoded = self.model.encode_word(word)
         pairs, starts_unk, ends_unk = self._word_cache.get(word) or self._cache_word(word)
         fragile = encoded.robustness != float("inf")
         entry = (" ".join([str(i) for _, i in pairs]), " ".join([p for p, _ in pairs]),
                  starts_unk or ends_unk or fragile, encoded.robustness, encoded.magnitude,
-                 starts_unk, ends_unk)
+                 starts_unk, ends_unk, encoded)
         if len(self._line_cache) > 1_000_000:
             self._line_cache.clear()
         self._line_cache[word] = entry
@@ -292,8 +294,7 @@ class SentencePieceProcessor:
             previous_ends_unk = entry[6]
         if self.model.exact_per_word:
             return True
-        bound = 1.01 * sum([e[4] for e in entries]) + 1.0
-        return min([e[3] for e in entries]) > bound
+        return words_reusable([e[7] for e in entries])
 
     def _post_process(self, pairs) -> list[Pair]:
         """Byte fallback for unknown pieces, else merge runs of unknowns."""

@@ -146,3 +146,20 @@ def test_offsets_match_sentencepiece_proto(spm):
             expected = [(p.piece, p.id, p.surface, p.begin, p.end) for p in proto.pieces]
             got = [(p.piece, p.id, p.surface, p.begin, p.end) for p in mine.encode_with_offsets(text)]
             assert got == expected, (name, text)
+
+
+def test_float32_rounding_in_long_sentences_is_respected(spm):
+    """A near-tie that float32 resolves one way alone and the other way at a
+    large accumulated score: the per-word cache must not reuse the word."""
+    model = make([("<unk>", 0.0, U), (S + "c", -10.0, N), (S, -1.0, N), ("a", -2.0, N),
+                  ("b", -2.0, N), ("ab", -4.00001, N)])
+    ref = spm.SentencePieceProcessor(model_proto=model)
+    mine = SentencePieceProcessor(model_proto=model)
+    alone = "ab"
+    assert ref.encode(alone, out_type=str) == [S, "a", "b"]
+    long_line = "c " * 1500 + "ab"
+    expected = ref.encode(long_line, out_type=str)
+    assert expected[-2:] == [S, "ab"]  # the tie collapsed: first (longest) wins
+    mine.encode(alone)  # warm the cache with the standalone result
+    assert mine.encode(long_line, out_type=str) == expected
+    assert mine.encode_line(long_line, False) == " ".join(expected)

@@ -48,6 +48,7 @@ class Model:
         self.vocab = vocab
         self.suffix = treat_whitespace_as_suffix
         self._splitter = self._make_splitter(vocab.normal, treat_whitespace_as_suffix)
+        self._bigrams = frozenset(p[i:i + 2] for p in vocab.normal for i in range(len(p) - 1))
         self._cache: dict[str, WordEncoding] = {}
 
     @staticmethod
@@ -73,14 +74,42 @@ class Model:
         return [w for w in self._splitter.split(normalized) if w]
 
     def encode_word(self, word: str) -> WordEncoding:
-        """Segment one word, with a cache (words repeat a lot)."""
+        """Segment one word, with a cache (words repeat a lot).
+
+        A word seen for the first time is first cut at every inner place no
+        piece can span (see :meth:`safe_parts`); its parts are looked up in
+        the same cache, so "▁said," costs only the new part ",".
+        """
         found = self._cache.get(word)
         if found is None:
-            found = self._encode_word(word)
+            parts = self.safe_parts(word)
+            if len(parts) == 1:
+                found = self._encode_word(word)
+            else:
+                found = self.combine([self.encode_word(part) for part in parts])
             if len(self._cache) > 1_000_000:
                 self._cache.clear()
             self._cache[word] = found
         return found
+
+    def safe_parts(self, word: str) -> list[str]:
+        """Cut ``word`` wherever two neighbouring characters occur in no piece."""
+        bigrams = self._bigrams
+        parts = []
+        start = 0
+        for i in range(1, len(word)):
+            if word[i - 1:i + 1] not in bigrams:
+                parts.append(word[start:i])
+                start = i
+        parts.append(word[start:])
+        return parts
+
+    def combine(self, encodings: list[WordEncoding]) -> WordEncoding:
+        """The encoding of a word from those of its independent parts."""
+        pieces: tuple[tuple[str, int], ...] = ()
+        for encoding in encodings:
+            pieces += encoding.pieces
+        return WordEncoding(pieces)
 
     def encode(self, normalized: str) -> list[tuple[str, int]]:
         """Segment a whole normalized sentence into ``(piece, id)`` pairs."""

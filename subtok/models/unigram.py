@@ -185,11 +185,22 @@ class UnigramModel(Model):
         magnitude = sum(abs(s) for *_, s in path)
         return WordEncoding(self._pieces(word, path), robustness, magnitude)
 
+    def combine(self, encodings: list[WordEncoding]) -> WordEncoding:
+        """Join independent parts: a later part starts from the earlier
+        parts' accumulated score, which lowers the offset it tolerates."""
+        pieces: tuple[tuple[str, int], ...] = ()
+        robustness = float("inf")
+        before = 0.0
+        for encoding in encodings:
+            pieces += encoding.pieces
+            robustness = min(robustness, encoding.robustness - before)
+            before += encoding.magnitude
+        return WordEncoding(pieces, robustness, before)
+
     def encode(self, normalized: str) -> list[tuple[str, int]]:
         words = self.split_words(normalized)
         results = [self.encode_word(w) for w in words]
-        bound = 1.01 * sum(r.magnitude for r in results) + 1.0
-        if all(r.robustness > bound for r in results):
+        if words_reusable(results):
             out: list[tuple[str, int]] = []
             for r in results:
                 out.extend(r.pieces)
@@ -199,31 +210,32 @@ class UnigramModel(Model):
     def _encode_in_context(self, words, results) -> list[tuple[str, int]]:
         """Exact path when some word is not robust: recompute it in place.
 
-        Words are grouped so that each group ends with a word whose
-        decisions are robust at the current accumulated score (or with the
-        sentence); a group of one robust word reuses the cache, any other
-        group is re-run from the exact float32 score where it starts. The
-        bound on the accumulated score is the exact score so far plus the
-        magnitudes still to come, doubled for safety.
+        A word is reused from the cache when it is robust at the exact
+        accumulated score where it starts; otherwise it is re-run from that
+        score together with the following words, up to the first one whose
+        decisions (including its end) are robust at an upper bound of its
+        starting score, so that the group's end is a clean cut.
         """
         out: list[tuple[str, int]] = []
         acc = 0.0
-        remaining = sum(r.magnitude for r in results)
         i, count = 0, len(words)
         while i < count:
-            bound = abs(acc) + 1.01 * remaining + 1.0
-            j = i
-            while j + 1 < count and results[j].robustness <= bound:
-                j += 1
-            if i == j and results[i].robustness > bound:
+            bound = abs(acc) + 1.0
+            if results[i].robustness > bound:
                 out.extend(results[i].pieces)
                 for piece, piece_id in results[i].pieces:
                     acc = f32(acc + self._node_score(piece, piece_id))
-            else:
-                text = "".join(words[i:j + 1])
-                path, acc, _, _ = self.viterbi(text, acc)
-                out.extend(self._pieces(text, path))
-            remaining -= sum(r.magnitude for r in results[i:j + 1])
+                i += 1
+                continue
+            j = i
+            while j + 1 < count:
+                bound += 1.01 * results[j].magnitude
+                j += 1
+                if results[j].robustness > bound:
+                    break
+            text = "".join(words[i:j + 1])
+            path, acc, _, _ = self.viterbi(text, acc)
+            out.extend(self._pieces(text, path))
             i = j + 1
         return out
 
@@ -232,3 +244,22 @@ class UnigramModel(Model):
         if entry is not None and entry[0] == piece_id:
             return entry[1]
         return self.unk_score
+
+
+def words_reusable(results) -> bool:
+    """True if every word's cached decisions hold at its starting offset.
+
+    The offset before a word is bounded by the magnitudes of the words
+    before it; the usual case is decided by one comparison.
+    """
+    robustness = [r.robustness for r in results]
+    magnitudes = [r.magnitude for r in results]
+    total = 1.01 * sum(magnitudes) + 1.0
+    if min(robustness, default=total + 1.0) > total:
+        return True
+    before = 1.0
+    for r, m in zip(robustness, magnitudes):
+        if r <= before:
+            return False
+        before += 1.01 * m
+    return True

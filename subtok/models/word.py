@@ -22,5 +22,9 @@ class WordModel(Model):
         super().__init__(vocab, **kwargs)
         self._splitter = re.compile("(?=%s)" % SPACE_SYMBOL)
 
+    def safe_parts(self, word: str) -> list[str]:
+        """Words are looked up whole: never cut them."""
+        return [word]
+
     def _encode_word(self, word: str) -> WordEncoding:
         return WordEncoding(((word, self.vocab.normal.get(word, self.vocab.unk_index)),))
