@@ -233,9 +233,16 @@ def map_lines(function: Callable[[bytes], bytes], lines: Iterable[bytes],
         return
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
+    jobs = _chunks(lines, chunk_size)
+    if "fork" in methods:
+        # The first chunk is done here: forked workers then inherit the
+        # caches it filled (the most frequent words) instead of each
+        # rebuilding them.
+        for first, chunk in itertools.islice(jobs, 1):
+            yield from _apply(function, first, chunk)
     in_flight: collections.deque = collections.deque()
     with context.Pool(num_threads, _init_worker, (function,)) as pool:
-        for job in _chunks(lines, chunk_size):
+        for job in jobs:
             in_flight.append(pool.apply_async(_run_chunk, (job,)))
             if len(in_flight) >= 2 * num_threads:
                 yield from in_flight.popleft().get()

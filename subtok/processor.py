@@ -103,9 +103,8 @@ class SentencePieceProcessor:
         self._byte_pairs = [(byte_piece(b), i) for b, i in enumerate(vocab.byte_ids)]
         self._word_cache: dict[str, tuple[list[Pair], bool, bool]] = {}
         self._line_cache: dict[str, tuple] = {}
-        # Whether joined word outputs need checking: unknown runs can cross
-        # words (no byte fallback), or unigram rounding (see UnigramModel).
-        self._line_checks = not (self.model.exact_per_word and vocab.byte_fallback)
+        # Without byte fallback, unknown runs merge, also across words.
+        self._merges_unknown = not vocab.byte_fallback
 
     def __reduce__(self):
         return (_processor_from_proto, (self.serialized_model_proto(),))
@@ -261,40 +260,35 @@ class SentencePieceProcessor:
         words = self.model.split_words(normalized)
         get = self._line_cache.get
         entries = [get(w) or self._line_entry(w) for w in words]
-        if self._line_checks:
-            special = [e for e in entries if e[2]]
-            if special and not self._line_entries_ok(entries):
-                pairs = self.encode_pairs(text)
-                if ids:
-                    return " ".join([str(i) for _, i in pairs])
-                return " ".join([p for p, _ in pairs])
+        if self._merges_unknown and any([e[2] for e in entries]) and \
+                not _unknown_runs_stay_inside(entries):
+            return self._general_line(text, ids)
+        if not self.model.exact_per_word:
+            # Usual case in one comparison; else the exact per-word check.
+            if min([e[3] for e in entries]) <= 1.01 * sum([e[4] for e in entries]) + 1.0 \
+                    and not words_reusable([e[5] for e in entries]):
+                return self._general_line(text, ids)
         column = 0 if ids else 1
         return " ".join([e[column] for e in entries])
 
+    def _general_line(self, text: str, ids: bool) -> str:
+        pairs = self.encode_pairs(text)
+        if ids:
+            return " ".join([str(i) for _, i in pairs])
+        return " ".join([p for p, _ in pairs])
+
     def _line_entry(self, word: str):
-        """(id text, piece text, needs a check, robustness, magnitude,
-        starts with unknown, ends with unknown, WordEncoding) of a word."""
+        """A word's cached CLI output: (id text, piece text, unknown at an
+        edge, robustness, magnitude, WordEncoding, starts/ends unknown)."""
         encoded = self.model.encode_word(word)
         pairs, starts_unk, ends_unk = self._word_cache.get(word) or self._cache_word(word)
-        fragile = encoded.robustness != float("inf")
         entry = (" ".join([str(i) for _, i in pairs]), " ".join([p for p, _ in pairs]),
-                 starts_unk or ends_unk or fragile, encoded.robustness, encoded.magnitude,
-                 starts_unk, ends_unk, encoded)
+                 starts_unk or ends_unk, encoded.robustness, encoded.magnitude, encoded,
+                 starts_unk, ends_unk)
         if len(self._line_cache) > 1_000_000:
             self._line_cache.clear()
         self._line_cache[word] = entry
         return entry
-
-    def _line_entries_ok(self, entries) -> bool:
-        """True if the cached word outputs can simply be joined."""
-        previous_ends_unk = False
-        for entry in entries:
-            if previous_ends_unk and entry[5]:
-                return False
-            previous_ends_unk = entry[6]
-        if self.model.exact_per_word:
-            return True
-        return words_reusable([e[7] for e in entries])
 
     def _post_process(self, pairs) -> list[Pair]:
         """Byte fallback for unknown pieces, else merge runs of unknowns."""
@@ -596,6 +590,16 @@ class SentencePieceProcessor:
         if isinstance(first, str):
             return self.decode_pieces(input)
         return self.decode_ids(input)
+
+
+def _unknown_runs_stay_inside(entries) -> bool:
+    """False if a word ending in an unknown piece precedes one starting so."""
+    previous_ends_unk = False
+    for entry in entries:
+        if previous_ends_unk and entry[6]:
+            return False
+        previous_ends_unk = entry[7]
+    return True
 
 
 def _utf8_length(char: str) -> int:

@@ -67,6 +67,7 @@ class UnigramModel(Model):
         self.max_piece_length = max(map(len, table), default=1)
         self.unk_score = f32(min(normal_scores, default=0.0) - 10.0)
         self.prefixes = frozenset(p[:k] for p in table for k in range(1, len(p)))
+        self.max_abs_score = max([abs(v) for _, v in table.values()] + [abs(self.unk_score)])
 
     # -- lattice --------------------------------------------------------
     def nodes_at(self, text: str, pos: int) -> list[tuple[int, int, float]]:
@@ -179,11 +180,82 @@ class UnigramModel(Model):
         return tuple((text[b:b + n], i) for b, n, i, _ in path)
 
     def _encode_word(self, word: str) -> WordEncoding:
-        path, _, gap, reach = self.viterbi(word)
+        pieces, gap, reach, magnitude = self.viterbi_alone(word)
         additions = len(word) + 2
         robustness = gap / (additions * _ERROR_SCALE) - reach
-        magnitude = sum(abs(s) for *_, s in path)
-        return WordEncoding(self._pieces(word, path), robustness, magnitude)
+        return WordEncoding(pieces, robustness, magnitude)
+
+    def viterbi_alone(self, text: str) -> tuple[tuple[tuple[str, int], ...], float, float, float]:
+        """Viterbi from score 0 in exact (double) arithmetic, for the cache.
+
+        Returns (pieces, smallest gap, reach, path magnitude). No float32
+        rounding is done here: a cached result is reused only where its
+        gaps exceed the float32 error of the real computation at the real
+        offset (see the module docstring), and that bound holds whether the
+        standalone sums were rounded or not. Ties (gap 0) are never reused.
+        """
+        n = len(text)
+        table, prefixes = self.table, self.prefixes
+        max_length = self.max_piece_length
+        unk = (self.vocab.unk_index, self.unk_score)
+        # node: (begin, length, id, score, previous node index)
+        nodes: list[tuple] = [(0, 0, -1, 0.0, -1)]
+        accs = [0.0]
+        ends: list[list[int]] = [[] for _ in range(n + 1)]
+        ends[0].append(0)
+        inf = float("inf")
+        gap_min = inf
+        reach = 0.0
+        for pos in range(n):
+            left = ends[pos]
+            best_node = left[0]
+            best = accs[best_node]
+            if len(left) > 1:
+                second = -inf
+                for node in left[1:]:
+                    value = accs[node]
+                    if value > best:
+                        second, best, best_node = best, value, node
+                    elif value > second:
+                        second = value
+                if best - second < gap_min:
+                    gap_min = best - second
+            if best > reach or -best > reach:
+                reach = abs(best)
+            single = False
+            stop, end = pos + 1, min(pos + max_length, n)
+            while stop <= end:
+                candidate = text[pos:stop]
+                entry = table.get(candidate)
+                if entry is not None:
+                    if stop == pos + 1:
+                        single = True
+                    ends[stop].append(len(nodes))
+                    nodes.append((pos, stop - pos, entry[0], entry[1], best_node))
+                    accs.append(best + entry[1])
+                elif candidate not in prefixes:
+                    break
+                stop += 1
+            if not single:
+                ends[pos + 1].append(len(nodes))
+                nodes.append((pos, 1, unk[0], unk[1], best_node))
+                accs.append(best + unk[1])
+        final = ends[n]
+        best_node = max(final, key=accs.__getitem__)
+        if len(final) > 1:
+            others = [accs[i] for i in final if i != best_node]
+            gap_min = min(gap_min, accs[best_node] - max(others))
+        reach = max(reach, abs(accs[best_node])) + self.max_abs_score
+        pieces = []
+        magnitude = 0.0
+        node = best_node
+        while node > 0:
+            begin, length, piece_id, score, previous = nodes[node]
+            pieces.append((text[begin:begin + length], piece_id))
+            magnitude += abs(score)
+            node = previous
+        pieces.reverse()
+        return tuple(pieces), gap_min, reach, magnitude
 
     def combine(self, encodings: list[WordEncoding]) -> WordEncoding:
         """Join independent parts: a later part starts from the earlier
