@@ -21,7 +21,7 @@ from .errors import EncodeError, IdOutOfRange, SubtokError
 from .model_file import ModelData, load_model, parse_model, serialize_model
 from .models import MODELS
 from .models.unigram import words_reusable
-from .normalizer.charsmap import decode_charsmap
+from .normalizer.charsmap import load_rules
 from .normalizer.normalizer import Normalizer
 from . import sampling as _sampling
 from .vocab import PieceType, byte_piece
@@ -79,7 +79,7 @@ class SentencePieceProcessor:
         self.vocab = vocab
         spec = data.normalizer
         self.normalizer = Normalizer(
-            decode_charsmap(spec.precompiled_charsmap),
+            load_rules(spec.precompiled_charsmap),
             add_dummy_prefix=spec.add_dummy_prefix,
             remove_extra_whitespaces=spec.remove_extra_whitespaces,
             escape_whitespaces=spec.escape_whitespaces,
@@ -90,7 +90,7 @@ class SentencePieceProcessor:
         if data.denormalizer is not None:
             d = data.denormalizer
             denormalize = Normalizer(
-                decode_charsmap(d.precompiled_charsmap),
+                load_rules(d.precompiled_charsmap),
                 add_dummy_prefix=d.add_dummy_prefix,
                 remove_extra_whitespaces=d.remove_extra_whitespaces,
                 escape_whitespaces=d.escape_whitespaces,

@@ -81,3 +81,23 @@ def test_flags_match_sentencepiece_on_a_handmade_charsmap(spm, flags):
 def test_broken_charsmaps_are_reported_like_sentencepiece(blob, message):
     with pytest.raises(NormalizerError, match=message.replace(".", r"\.")):
         decode_charsmap(blob)
+
+
+def _models_with_charsmap():
+    return [m for m in model_paths() if load_model(m).normalizer.precompiled_charsmap]
+
+
+@needs_data
+@pytest.mark.parametrize("model", _models_with_charsmap(), ids=model_id)
+def test_lazy_charsmap_equals_the_decoded_rules(model):
+    """Lookups on the double array agree with the fully decoded dict."""
+    import random
+    from subtok.normalizer.charsmap import CharsMap, DictRules
+    blob = load_model(model).normalizer.precompiled_charsmap
+    lazy, full = CharsMap(blob), DictRules(decode_charsmap(blob))
+    assert lazy.trigger_chars == full.trigger_chars
+    keys = sorted(full.rules)
+    for key in random.Random(0).sample(keys, 2000):
+        for text in (key, key + "\u0301x", "a" + key):
+            for pos in range(min(2, len(text))):
+                assert lazy.longest_match(text, pos) == full.longest_match(text, pos), text

@@ -117,3 +117,140 @@ def decode_charsmap(blob: bytes) -> dict[str, str]:
         raise NormalizerError(
             "precompiled_charsmap holds a rule that is not valid UTF-8."
         ) from exc
+
+
+def _char_length(lead: int) -> int:
+    """UTF-8 length of a character from its lead byte (as OneCharLen)."""
+    if lead < 0xC0:
+        return 1
+    if lead < 0xE0:
+        return 2
+    if lead < 0xF0:
+        return 3
+    return 4
+
+
+class CharsMap:
+    """Longest-match rule lookups directly on the stored double array.
+
+    Decoding every rule of a 225k-rule charsmap into a dict costs about
+    0.3 s per model load; encoding only ever looks rules up next to the few
+    characters a rule can touch. So at load time we only find those
+    *trigger* characters (one walk over the trie's nodes, each visited
+    once: darts-clone shares suffixes, so the trie is a small DAG), and
+    look rules up on demand by walking the units byte by byte.
+    """
+
+    def __init__(self, blob: bytes) -> None:
+        self.units, self.strings = split_blob(blob)
+        self._targets: dict[int, str] = {}
+        self._children = self._index_children()
+        self.trigger_chars = self._find_triggers()
+
+    def _index_children(self) -> dict[int, list[tuple[int, int]]]:
+        children: dict[int, list[tuple[int, int]]] = {}
+        for index, unit in enumerate(self.units):
+            label = unit & _LEAF_LABEL_MASK
+            if 0 < label < 256:
+                children.setdefault(index ^ label, []).append((label, index))
+        return children
+
+    def _chars_from(self, node: int) -> list[tuple[str, int, bool]]:
+        """Every whole character leading out of ``node``: (char, node after
+        it, whether a rule ends there)."""
+        units, children = self.units, self._children
+        out = []
+        stack = [(node, b"")]
+        while stack:
+            current, partial = stack.pop()
+            unit = units[current]
+            for label, child in children.get(current ^ _offset(unit), ()):
+                data = partial + _BYTES[label]
+                if len(data) < _char_length(data[0]):
+                    if len(data) < 4:
+                        stack.append((child, data))
+                    continue
+                try:
+                    char = data.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise NormalizerError("precompiled_charsmap is invalid.") from None
+                out.append((char, child, _has_leaf(units[child])))
+        return out
+
+    def _find_triggers(self) -> frozenset[str]:
+        """Characters that are a whole rule key, or a non-first character of
+        one: a rule can only start at such a character or right before it."""
+        triggers: set[str] = set()
+        found_rule = False
+        pending = []
+        for char, node, leaf in self._chars_from(0):
+            found_rule = found_rule or leaf
+            if leaf:
+                triggers.add(char)
+            pending.append(node)
+        seen: set[int] = set()
+        while pending:
+            node = pending.pop()
+            if node in seen:
+                continue
+            seen.add(node)
+            if len(seen) > len(self.units):
+                raise NormalizerError("precompiled_charsmap is invalid.")
+            for char, child, leaf in self._chars_from(node):
+                found_rule = found_rule or leaf
+                triggers.add(char)
+                pending.append(child)
+        if not found_rule:
+            raise NormalizerError("precompiled_charsmap is invalid.")
+        return frozenset(triggers)
+
+    def longest_match(self, text: str, pos: int) -> tuple[str, int] | None:
+        """(target, characters consumed) of the longest rule at ``pos``."""
+        end = pos
+        limit = min(len(text), pos + 32)
+        while end < limit and not "\ud800" <= text[end] <= "\udfff":
+            end += 1
+        data = text[pos:end].encode("utf-8")
+        units = self.units
+        count = len(units)
+        node = 0
+        best = None
+        for i, byte in enumerate(data):
+            node ^= _offset(units[node]) ^ byte
+            if node >= count or (units[node] & _LEAF_LABEL_MASK) != byte:
+                break
+            unit = units[node]
+            if unit & 0x100:
+                best = (node ^ _offset(unit), i + 1)
+        if best is None:
+            return None
+        leaf, length = best
+        target = self._targets.get(leaf)
+        if target is None:
+            target = self._targets[leaf] = _target(units, leaf, self.strings).decode("utf-8")
+        return target, len(data[:length].decode("utf-8"))
+
+
+class DictRules:
+    """The same interface over a plain ``{source: target}`` dict."""
+
+    def __init__(self, rules: dict[str, str]) -> None:
+        self.rules = rules
+        self.max_length = max(map(len, rules), default=0)
+        triggers: set[str] = set()
+        for key in rules:
+            triggers.update(key if len(key) == 1 else key[1:])
+        self.trigger_chars = frozenset(triggers)
+
+    def longest_match(self, text: str, pos: int) -> tuple[str, int] | None:
+        rules = self.rules
+        for length in range(min(self.max_length, len(text) - pos), 0, -1):
+            target = rules.get(text[pos:pos + length])
+            if target is not None:
+                return target, length
+        return None
+
+
+def load_rules(blob: bytes) -> CharsMap | DictRules:
+    """Rules for a Normalizer from a stored charsmap (empty: no rules)."""
+    return CharsMap(blob) if blob else DictRules({})

@@ -31,6 +31,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
+from .charsmap import CharsMap, DictRules
+
 SPACE_SYMBOL = "\u2581"  # "▁", SentencePiece's escaped space
 
 
@@ -55,7 +57,7 @@ class Normalizer:
 
     def __init__(
         self,
-        rules: dict[str, str],
+        rules: dict[str, str] | CharsMap | DictRules,
         *,
         add_dummy_prefix: bool = True,
         remove_extra_whitespaces: bool = True,
@@ -63,18 +65,15 @@ class Normalizer:
         treat_whitespace_as_suffix: bool = False,
         user_defined_symbols: Iterable[str] = (),
     ) -> None:
-        self.rules = rules
+        self.rules = rules if hasattr(rules, "longest_match") else DictRules(rules)
         self.add_dummy_prefix = add_dummy_prefix
         self.remove_extra_whitespaces = remove_extra_whitespaces
         self.escape_whitespaces = escape_whitespaces
         self.treat_whitespace_as_suffix = treat_whitespace_as_suffix
         self.user_defined = frozenset(s for s in user_defined_symbols if s)
         self.space = SPACE_SYMBOL if escape_whitespaces else " "
-        self._max_key = max(map(len, rules), default=0)
         self._max_user = max(map(len, self.user_defined), default=0)
-        triggers: set[str] = set()
-        for key in rules:
-            triggers.update(key if len(key) == 1 else key[1:])
+        triggers = set(self.rules.trigger_chars)
         triggers.update(s[0] for s in self.user_defined)
         triggers.update(map(chr, range(0xD800, 0xE000)))
         self._trigger_chars = frozenset(triggers)
@@ -125,11 +124,9 @@ class Normalizer:
             for length in range(min(self._max_user, n - i), 0, -1):
                 if text[i:i + length] in self.user_defined:
                     return text[i:i + length], length
-        rules = self.rules
-        for length in range(min(self._max_key, n - i), 0, -1):
-            target = rules.get(text[i:i + length])
-            if target is not None:
-                return target, length
+        match = self.rules.longest_match(text, i)
+        if match is not None:
+            return match
         char = text[i]
         if "\ud800" <= char <= "\udfff":
             return "\ufffd", 1
