@@ -101,8 +101,7 @@ class SentencePieceProcessor:
                                remove_extra_whitespaces=spec.remove_extra_whitespaces,
                                denormalize=denormalize)
         self._byte_pairs = [(byte_piece(b), i) for b, i in enumerate(vocab.byte_ids)]
-        self._word_cache: dict[str, tuple[list[Pair], bool, bool]] = {}
-        self._line_cache: dict[str, tuple] = {}
+        self._line_cache: dict[bool, dict[str, tuple]] = {True: {}, False: {}}
         # Without byte fallback, unknown runs merge, also across words.
         self._merges_unknown = not vocab.byte_fallback
 
@@ -219,14 +218,10 @@ class SentencePieceProcessor:
         model = self.model
         if not model.exact_per_word:
             return self._post_process(model.encode(normalized))
-        cache = self._word_cache
         out: list[Pair] = []
         prev_unk = False
         for word in model.split_words(normalized):
-            entry = cache.get(word)
-            if entry is None:
-                entry = self._cache_word(word)
-            pairs, starts_unk, ends_unk = entry
+            pairs, starts_unk, ends_unk = self._word_pairs(word)
             if prev_unk and starts_unk:
                 piece, piece_id = out.pop()
                 out.append((piece + pairs[0][0], piece_id))
@@ -236,15 +231,13 @@ class SentencePieceProcessor:
             prev_unk = ends_unk
         return out
 
-    def _cache_word(self, word: str):
-        pairs = self._post_process(self.model.encode_word(word).pieces)
+    def _word_pairs(self, word: str, cache: bool = True) -> tuple[list[Pair], bool, bool]:
+        """A word's post-processed pairs, and whether it starts / ends with
+        an unknown piece that may merge with a neighbour's."""
+        pairs = self._post_process(self.model.encode_word(word, cache).pieces)
         unk = self.vocab.unk_index
-        merge = not self.vocab.byte_fallback
-        entry = (pairs, merge and pairs[0][1] == unk, merge and pairs[-1][1] == unk)
-        if len(self._word_cache) > 1_000_000:
-            self._word_cache.clear()
-        self._word_cache[word] = entry
-        return entry
+        merge = self._merges_unknown
+        return pairs, merge and pairs[0][1] == unk, merge and pairs[-1][1] == unk
 
     def encode_line(self, text: str, ids: bool) -> str:
         """One line of spm_encode output: ids or pieces joined by spaces.
@@ -258,18 +251,20 @@ class SentencePieceProcessor:
         if not normalized:
             return ""
         words = self.model.split_words(normalized)
-        get = self._line_cache.get
-        entries = [get(w) or self._line_entry(w) for w in words]
-        if self._merges_unknown and any([e[2] for e in entries]) and \
+        cache = self._line_cache[ids]
+        get = cache.get
+        entries = [get(w) or self._line_entry(w, ids, cache) for w in words]
+        if self._merges_unknown and any([e[1] for e in entries]) and \
                 not _unknown_runs_stay_inside(entries):
             return self._general_line(text, ids)
         if not self.model.exact_per_word:
             # Usual case in one comparison; else the exact per-word check.
-            if min([e[3] for e in entries]) <= 1.01 * sum([e[4] for e in entries]) + 1.0 \
-                    and not words_reusable([e[5] for e in entries]):
+            robustness = [e[2] for e in entries]
+            magnitudes = [e[3] for e in entries]
+            if min(robustness) <= 1.01 * sum(magnitudes) + 1.0 \
+                    and not words_reusable(robustness, magnitudes):
                 return self._general_line(text, ids)
-        column = 0 if ids else 1
-        return " ".join([e[column] for e in entries])
+        return " ".join([e[0] for e in entries])
 
     def _general_line(self, text: str, ids: bool) -> str:
         pairs = self.encode_pairs(text)
@@ -277,17 +272,24 @@ class SentencePieceProcessor:
             return " ".join([str(i) for _, i in pairs])
         return " ".join([p for p, _ in pairs])
 
-    def _line_entry(self, word: str):
-        """A word's cached CLI output: (id text, piece text, unknown at an
-        edge, robustness, magnitude, WordEncoding, starts/ends unknown)."""
-        encoded = self.model.encode_word(word)
-        pairs, starts_unk, ends_unk = self._word_cache.get(word) or self._cache_word(word)
-        entry = (" ".join([str(i) for _, i in pairs]), " ".join([p for p, _ in pairs]),
-                 starts_unk or ends_unk, encoded.robustness, encoded.magnitude, encoded,
+    def _line_entry(self, word: str, ids: bool, cache: dict):
+        """A word's cached CLI output: (text, unknown at an edge, robustness,
+        magnitude, starts with unknown, ends with unknown).
+
+        Only this small entry is kept for a whole word; the model caches
+        the parts of words it had to cut (see Model.encode_word).
+        """
+        encoded = self.model.encode_word(word, cache=False)
+        pairs = self._post_process(encoded.pieces)
+        unk = self.vocab.unk_index
+        starts_unk = self._merges_unknown and pairs[0][1] == unk
+        ends_unk = self._merges_unknown and pairs[-1][1] == unk
+        text = " ".join([str(i) for _, i in pairs]) if ids else " ".join([p for p, _ in pairs])
+        entry = (text, starts_unk or ends_unk, encoded.robustness, encoded.magnitude,
                  starts_unk, ends_unk)
-        if len(self._line_cache) > 1_000_000:
-            self._line_cache.clear()
-        self._line_cache[word] = entry
+        if len(cache) > 2_000_000:
+            cache.clear()
+        cache[word] = entry
         return entry
 
     def _post_process(self, pairs) -> list[Pair]:
@@ -596,9 +598,9 @@ def _unknown_runs_stay_inside(entries) -> bool:
     """False if a word ending in an unknown piece precedes one starting so."""
     previous_ends_unk = False
     for entry in entries:
-        if previous_ends_unk and entry[6]:
+        if previous_ends_unk and entry[4]:
             return False
-        previous_ends_unk = entry[7]
+        previous_ends_unk = entry[5]
     return True
 
 

@@ -73,12 +73,14 @@ class Model:
         """Cut ``normalized`` at the safe places next to "▁"."""
         return [w for w in self._splitter.split(normalized) if w]
 
-    def encode_word(self, word: str) -> WordEncoding:
+    def encode_word(self, word: str, cache: bool = True) -> WordEncoding:
         """Segment one word, with a cache (words repeat a lot).
 
         A word seen for the first time is first cut at every inner place no
         piece can span (see :meth:`safe_parts`); its parts are looked up in
-        the same cache, so "▁said," costs only the new part ",".
+        the same cache, so "▁said," costs only the new part ",". A caller
+        that keeps the result itself passes ``cache=False`` (the parts are
+        still cached).
         """
         found = self._cache.get(word)
         if found is None:
@@ -87,9 +89,10 @@ class Model:
                 found = self._encode_word(word)
             else:
                 found = self.combine([self.encode_word(part) for part in parts])
-            if len(self._cache) > 1_000_000:
-                self._cache.clear()
-            self._cache[word] = found
+            if cache:
+                if len(self._cache) > 2_000_000:
+                    self._cache.clear()
+                self._cache[word] = found
         return found
 
     def safe_parts(self, word: str) -> list[str]:

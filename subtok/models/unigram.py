@@ -272,7 +272,7 @@ class UnigramModel(Model):
     def encode(self, normalized: str) -> list[tuple[str, int]]:
         words = self.split_words(normalized)
         results = [self.encode_word(w) for w in words]
-        if words_reusable(results):
+        if words_reusable([r.robustness for r in results], [r.magnitude for r in results]):
             out: list[tuple[str, int]] = []
             for r in results:
                 out.extend(r.pieces)
@@ -318,14 +318,12 @@ class UnigramModel(Model):
         return self.unk_score
 
 
-def words_reusable(results) -> bool:
+def words_reusable(robustness: list[float], magnitudes: list[float]) -> bool:
     """True if every word's cached decisions hold at its starting offset.
 
     The offset before a word is bounded by the magnitudes of the words
     before it; the usual case is decided by one comparison.
     """
-    robustness = [r.robustness for r in results]
-    magnitudes = [r.magnitude for r in results]
     total = 1.01 * sum(magnitudes) + 1.0
     if min(robustness, default=total + 1.0) > total:
         return True
