@@ -205,6 +205,20 @@ def test_same_seed_gives_identical_files(tmp_path):
 
 
 @needs_data
+@pytest.mark.parametrize("model_type", ["bpe", "char", "word"])
+def test_files_are_identical_whatever_num_threads(model_type, tmp_path, monkeypatch):
+    outputs = []
+    for threads in (1, 2):
+        (tmp_path / str(threads)).mkdir()
+        monkeypatch.chdir(tmp_path / str(threads))
+        prefix = Path("m")  # the same prefix in both runs: it is recorded in the model
+        subtok.train(str(CORPORA / "de.txt"), prefix, model_type=model_type, vocab_size=600,
+                     num_threads=threads, input_sentence_size=1200, random_seed=3)
+        outputs.append((prefix.with_suffix(".model").read_bytes(),
+                        prefix.with_suffix(".vocab").read_bytes()))
+    assert outputs[0] == outputs[1]
+
+
 def test_model_records_every_trainer_spec_field(tmp_path):
     model = subtok.train(str(CORPORA / "de.txt"), tmp_path / "m", model_type="char",
                          vocab_size=5000)

@@ -20,6 +20,7 @@ from collections import Counter
 from types import SimpleNamespace
 
 import pytest
+from pathlib import Path
 
 from conftest import CORPORA_DIR, needs_data
 
@@ -95,10 +96,12 @@ def test_unigram_training_is_deterministic_across_threads(tmp_path, monkeypatch)
     source = CORPORA_DIR / "de.txt"
     outputs = []
     for threads in (1, 2):
-        prefix = tmp_path / ("m%d" % threads)
+        (tmp_path / str(threads)).mkdir()
+        monkeypatch.chdir(tmp_path / str(threads))
+        prefix = Path("m")  # the same prefix in both runs: it is recorded in the model
         model = _train_subtok(source, prefix, vocab_size=800, num_threads=threads)
-        # (the .model also records num_threads in its trainer_spec)
-        outputs.append((prefix.with_suffix(".vocab").read_bytes(), model.pieces, model.scores))
+        outputs.append((prefix.with_suffix(".vocab").read_bytes(),
+                        prefix.with_suffix(".model").read_bytes(), model.pieces, model.scores))
     assert outputs[0] == outputs[1]
 
 

@@ -257,7 +257,13 @@ class TrainerOptions:
 
     # ------------------------------------------------------------------------
     def to_trainer_spec(self) -> dict[str, Any]:
-        """Every TrainerSpec field, as spm_train stores them."""
+        """Every TrainerSpec field, as spm_train stores them, but one.
+
+        ``num_threads`` is left out: in subtok it changes only the speed,
+        never the model, and leaving it out makes the files of a run
+        byte-identical whatever thread count was used (sentencepiece, whose
+        float sums depend on it, records it).
+        """
         return {
             "input": list(self.input),
             "input_format": self.input_format,
@@ -270,7 +276,6 @@ class TrainerOptions:
             "input_sentence_size": self.input_sentence_size,
             "seed_sentencepiece_size": self.seed_sentencepiece_size,
             "shrinking_factor": self.shrinking_factor,
-            "num_threads": self.num_threads,
             "num_sub_iterations": self.num_sub_iterations,
             "max_sentence_length": self.max_sentence_length,
             "shuffle_input_sentence": self.shuffle_input_sentence,
