@@ -22,7 +22,7 @@ from .model_file import ModelData, load_model, parse_model, serialize_model
 from .models import MODELS
 from .models.unigram import words_reusable
 from .normalizer.charsmap import load_rules
-from .normalizer.normalizer import Normalizer
+from .normalizer.normalizer import SPACE_SYMBOL, Normalizer
 from . import sampling as _sampling
 from .vocab import PieceType, byte_piece
 
@@ -102,6 +102,10 @@ class SentencePieceProcessor:
                                denormalize=denormalize)
         self._byte_pairs = [(byte_piece(b), i) for b, i in enumerate(vocab.byte_ids)]
         self._line_cache: dict[bool, dict[str, tuple]] = {True: {}, False: {}}
+        self._token_cache: dict[bool, dict[str, tuple]] = {True: {}, False: {}}
+        self._plain_lines = (spec.add_dummy_prefix and spec.remove_extra_whitespaces
+                             and spec.escape_whitespaces and not data.treat_whitespace_as_suffix
+                             and self.model.cuts_before_every_space)
         # Without byte fallback, unknown runs merge, also across words.
         self._merges_unknown = not vocab.byte_fallback
 
@@ -247,13 +251,24 @@ class SentencePieceProcessor:
         unknown run crosses a word boundary, or where a unigram word may not
         be reused (see UnigramModel), take the general path.
         """
-        normalized = self.normalizer.normalize(text)
-        if not normalized:
-            return ""
-        words = self.model.split_words(normalized)
-        cache = self._line_cache[ids]
-        get = cache.get
-        entries = [get(w) or self._line_entry(w, ids, cache) for w in words]
+        if self._plain_lines and "\u2581" not in text and self.normalizer.is_plain(text):
+            # No rule applies and spaces only separate words: the words are
+            # the space-separated tokens, each with a "▁" in front, so the
+            # cache is keyed by the token itself.
+            cache = self._token_cache[ids]
+            get = cache.get
+            entries = [get(t) or self._line_entry(SPACE_SYMBOL + t, ids, cache, t)
+                       for t in text.split(" ") if t]
+            if not entries:
+                return ""
+        else:
+            normalized = self.normalizer.normalize(text)
+            if not normalized:
+                return ""
+            words = self.model.split_words(normalized)
+            cache = self._line_cache[ids]
+            get = cache.get
+            entries = [get(w) or self._line_entry(w, ids, cache) for w in words]
         if self._merges_unknown and any([e[1] for e in entries]) and \
                 not _unknown_runs_stay_inside(entries):
             return self._general_line(text, ids)
@@ -272,7 +287,7 @@ class SentencePieceProcessor:
             return " ".join([str(i) for _, i in pairs])
         return " ".join([p for p, _ in pairs])
 
-    def _line_entry(self, word: str, ids: bool, cache: dict):
+    def _line_entry(self, word: str, ids: bool, cache: dict, key: str | None = None):
         """A word's cached CLI output: (text, unknown at an edge, robustness,
         magnitude, starts with unknown, ends with unknown).
 
@@ -289,7 +304,7 @@ class SentencePieceProcessor:
                  starts_unk, ends_unk)
         if len(cache) > 2_000_000:
             cache.clear()
-        cache[word] = entry
+        cache[word if key is None else key] = entry
         return entry
 
     def _post_process(self, pairs) -> list[Pair]:

@@ -48,6 +48,10 @@ class Model:
         self.vocab = vocab
         self.suffix = treat_whitespace_as_suffix
         self._splitter = self._make_splitter(vocab.normal, treat_whitespace_as_suffix)
+        #: True when every "▁" starts a new word (no piece has a "▁" after
+        #: another character and whitespace is a prefix).
+        self.cuts_before_every_space = not treat_whitespace_as_suffix and not any(
+            SPACE_SYMBOL in piece[1:] for piece in vocab.normal)
         self._bigrams = frozenset(p[i:i + 2] for p in vocab.normal for i in range(len(p) - 1))
         self._cache: dict[str, WordEncoding] = {}
 

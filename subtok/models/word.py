@@ -21,6 +21,7 @@ class WordModel(Model):
     def __init__(self, vocab: Vocabulary, **kwargs) -> None:
         super().__init__(vocab, **kwargs)
         self._splitter = re.compile("(?=%s)" % SPACE_SYMBOL)
+        self.cuts_before_every_space = True
 
     def safe_parts(self, word: str) -> list[str]:
         """Words are looked up whole: never cut them."""

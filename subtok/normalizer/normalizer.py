@@ -90,6 +90,10 @@ class Normalizer:
             return self._normalize_plain(text)
         return self._normalize_steps(text, None)
 
+    def is_plain(self, text: str) -> bool:
+        """True if no rule or user-defined symbol can apply anywhere in ``text``."""
+        return self._trigger_chars.isdisjoint(text)
+
     def normalize_with_offsets(self, text: str) -> tuple[str, list[int]]:
         """Return (normalized, norm_to_orig).
 
