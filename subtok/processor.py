@@ -13,6 +13,7 @@ code written against sentencepiece mostly runs unchanged.
 from __future__ import annotations
 
 import math
+import operator
 import os
 from dataclasses import dataclass, replace
 
@@ -269,17 +270,16 @@ class SentencePieceProcessor:
             cache = self._line_cache[ids]
             get = cache.get
             entries = [get(w) or self._line_entry(w, ids, cache) for w in words]
-        if self._merges_unknown and any([e[1] for e in entries]) and \
+        if self._merges_unknown and any(map(_UNK_EDGE, entries)) and \
                 not _unknown_runs_stay_inside(entries):
             return self._general_line(text, ids)
         if not self.model.exact_per_word:
             # Usual case in one comparison; else the exact per-word check.
-            robustness = [e[2] for e in entries]
-            magnitudes = [e[3] for e in entries]
-            if min(robustness) <= 1.01 * sum(magnitudes) + 1.0 \
-                    and not words_reusable(robustness, magnitudes):
+            if min(map(_ROBUSTNESS, entries)) <= 1.01 * sum(map(_MAGNITUDE, entries)) + 1.0 \
+                    and not words_reusable(list(map(_ROBUSTNESS, entries)),
+                                           list(map(_MAGNITUDE, entries))):
                 return self._general_line(text, ids)
-        return " ".join([e[0] for e in entries])
+        return " ".join(map(_TEXT, entries))
 
     def _general_line(self, text: str, ids: bool) -> str:
         pairs = self.encode_pairs(text)
@@ -607,6 +607,10 @@ class SentencePieceProcessor:
         if isinstance(first, str):
             return self.decode_pieces(input)
         return self.decode_ids(input)
+
+
+# Fields of a CLI cache entry (see SentencePieceProcessor._line_entry).
+_TEXT, _UNK_EDGE, _ROBUSTNESS, _MAGNITUDE = (operator.itemgetter(i) for i in range(4))
 
 
 def _unknown_runs_stay_inside(entries) -> bool:
