@@ -220,6 +220,10 @@ def _chunks(lines: Iterable[bytes], size: int) -> Iterator[tuple[int, list[bytes
         first += len(chunk)
 
 
+#: Chunks encoded in the parent before worker processes are forked.
+WARM_UP_CHUNKS = 3
+
+
 def map_lines(function: Callable[[bytes], bytes], lines: Iterable[bytes],
               num_threads: int = 1, chunk_size: int = 2000) -> Iterator[bytes]:
     """Apply ``function`` to every line, in order, using worker processes.
@@ -235,10 +239,10 @@ def map_lines(function: Callable[[bytes], bytes], lines: Iterable[bytes],
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
     jobs = _chunks(lines, chunk_size)
     if "fork" in methods:
-        # The first chunk is done here: forked workers then inherit the
-        # caches it filled (the most frequent words) instead of each
-        # rebuilding them.
-        for first, chunk in itertools.islice(jobs, 1):
+        # The first chunks are done here: forked workers then inherit the
+        # caches they filled (the most frequent words, most of the cost of
+        # a cold start) instead of each rebuilding them.
+        for first, chunk in itertools.islice(jobs, WARM_UP_CHUNKS):
             yield from _apply(function, first, chunk)
     in_flight: collections.deque = collections.deque()
     with context.Pool(num_threads, _init_worker, (function,)) as pool:
