@@ -38,7 +38,7 @@ import math
 import random
 import struct
 
-from .models.unigram import f32
+from .models.unigram import best_two, exact_choice, f32
 from .vocab import PieceType
 
 #: Node indices of the begin- and end-of-sentence nodes of every lattice.
@@ -279,20 +279,11 @@ class Lattice:
         prev = [-1] * size
         scores, ends = self.scores, self.ends
         unpack, pack = _F32.unpack, _F32.pack
-        inf = float("inf")
         for pos, right in enumerate(self.starts):
             if not right:
                 continue
             left = ends[pos]
-            best_node = left[0]
-            best = acc[best_node]
-            second = -inf
-            for node in left[1:]:
-                value = acc[node]
-                if value > best:
-                    second, best, best_node = best, value, node
-                elif value > second:
-                    second = value
+            best_node, best, second = best_two(left, acc)
             bound = abs(best) + max(abs(scores[r]) for r in right)
             close = best - second <= bound * 2.0 ** -20
             for r in right:
@@ -301,12 +292,7 @@ class Lattice:
                     acc[r] = unpack(pack(best + score))[0]
                     prev[r] = best_node
                     continue
-                chosen, top = -1, -inf
-                for node in left:
-                    total = unpack(pack(acc[node] + score))[0]
-                    if chosen < 0 or total > top:
-                        chosen, top = node, total
-                acc[r], prev[r] = top, chosen
+                prev[r], acc[r] = exact_choice(left, acc, score)
         path = []
         node = prev[EOS]
         while node != BOS:

@@ -45,6 +45,33 @@ def f32(value: float) -> float:
     return _F32.unpack(_F32.pack(value))[0]
 
 
+def best_two(left: list[int], accs: list[float]) -> tuple[int, float, float]:
+    """(first node with the largest acc, that acc, the second largest acc).
+
+    The second is -inf when there is a single candidate.
+    """
+    best_node = left[0]
+    best = accs[best_node]
+    second = -float("inf")
+    for node in left[1:]:
+        value = accs[node]
+        if value > best:
+            second, best, best_node = best, value, node
+        elif value > second:
+            second = value
+    return best_node, best, second
+
+
+def exact_choice(left: list[int], accs: list[float], score: float) -> tuple[int, float]:
+    """Float32 argmax of ``acc + score`` over ``left``; the first wins ties."""
+    best_node, best = -1, 0.0
+    for node in left:
+        total = _F32.unpack(_F32.pack(accs[node] + score))[0]
+        if best_node < 0 or total > best:
+            best, best_node = total, node
+    return best_node, best
+
+
 class UnigramModel(Model):
     name = "unigram"
     exact_per_word = False
@@ -124,22 +151,14 @@ class UnigramModel(Model):
         nodes_at = self.nodes_at
         for pos in range(n):
             left = ends[pos]
-            best_node = left[0]
-            best = accs[best_node]
-            second = -inf
-            for node in left[1:]:
-                value = accs[node]
-                if value > best:
-                    second, best, best_node = best, value, node
-                elif value > second:
-                    second = value
+            best_node, best, second = best_two(left, accs)
             gap = best - second
             if gap < gap_min:
                 gap_min = gap
             close = gap <= 1e-6 * (1.0 + abs(best))
             for length, piece_id, score in nodes_at(text, pos):
                 if close:
-                    prev, acc = self._exact_choice(left, accs, score)
+                    prev, acc = exact_choice(left, accs, score)
                 else:
                     prev, acc = best_node, unpack(pack(best + score))[0]
                 if acc > magnitude or -acc > magnitude:
@@ -164,16 +183,6 @@ class UnigramModel(Model):
             node = prevs[node]
         path.reverse()
         return path, accs[best_node], gap_min, magnitude
-
-    @staticmethod
-    def _exact_choice(left: list[int], accs: list[float], score: float) -> tuple[int, float]:
-        """Float32 argmax of ``acc + score``; the first candidate wins ties."""
-        best_node, best = -1, None
-        for node in left:
-            total = f32(accs[node] + score)
-            if best is None or total > best:
-                best, best_node = total, node
-        return best_node, best
 
     # -- encoding -------------------------------------------------------
     def _pieces(self, text: str, path) -> tuple[tuple[str, int], ...]:
@@ -208,18 +217,9 @@ class UnigramModel(Model):
         reach = 0.0
         for pos in range(n):
             left = ends[pos]
-            best_node = left[0]
-            best = accs[best_node]
-            if len(left) > 1:
-                second = -inf
-                for node in left[1:]:
-                    value = accs[node]
-                    if value > best:
-                        second, best, best_node = best, value, node
-                    elif value > second:
-                        second = value
-                if best - second < gap_min:
-                    gap_min = best - second
+            best_node, best, second = best_two(left, accs)
+            if best - second < gap_min:
+                gap_min = best - second
             if best > reach or -best > reach:
                 reach = abs(best)
             single = False

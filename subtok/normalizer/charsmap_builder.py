@@ -30,7 +30,6 @@ reach, so a lookup can only ever follow real edges.
 from __future__ import annotations
 
 import struct
-import sys
 from importlib import resources
 from os import PathLike
 from typing import Iterable
