@@ -166,3 +166,16 @@ def _processor(path):
     if path not in _CACHE:
         _CACHE[path] = subtok.SentencePieceProcessor(path)
     return _CACHE[path]
+
+
+@settings(max_examples=8, deadline=None)
+@given(lines=st.lists(st.text(max_size=30).map(lambda s: s.replace("\n", " ").encode("utf-8")),
+                      min_size=10, max_size=40))
+def test_worker_processes_give_the_same_lines(lines):
+    """map_lines with 2 workers (tiny chunks, so workers really run) == 1."""
+    from subtok.batch import LineEncoder, map_lines
+    for path in (MAXTEXT, LLAMA):
+        encoder = LineEncoder(_processor(path), "id")
+        one = list(map_lines(encoder, lines, 1, chunk_size=2))
+        two = list(map_lines(encoder, lines, 2, chunk_size=2))
+        assert two == one and len(one) == len(lines)
