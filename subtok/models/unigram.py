@@ -45,6 +45,52 @@ def f32(value: float) -> float:
     return _F32.unpack(_F32.pack(value))[0]
 
 
+class _CharTrie(dict):
+    """Pieces as a character trie: char -> (children, (id, score) or None).
+
+    Walking it one character at a time finds every piece starting at a
+    position without building or hashing a substring per length. The
+    branch under each first character is built the first time that
+    character is looked up, so loading a model stays cheap and a text only
+    pays for the characters it uses.
+    """
+
+    def __init__(self, table: dict[str, tuple[int, float]]) -> None:
+        super().__init__()
+        self._groups: dict[str, list[tuple[str, tuple[int, float]]]] = {}
+        for piece, entry in table.items():
+            self._groups.setdefault(piece[0], []).append((piece, entry))
+
+    def get(self, char: str, default=None):
+        hit = dict.get(self, char)
+        if hit is None:
+            group = self._groups.pop(char, None)
+            if group is None:
+                return default
+            hit = self[char] = _branch(group)
+        return hit
+
+
+def _branch(group: list[tuple[str, tuple[int, float]]]) -> tuple[dict, tuple[int, float] | None]:
+    """The trie node of one first character, from the pieces starting with it."""
+    top: dict = {}
+    own = None
+    for piece, entry in group:
+        if len(piece) == 1:
+            own = entry
+            continue
+        children = top
+        for char in piece[1:-1]:
+            hit = children.get(char)
+            if hit is None:
+                hit = children[char] = ({}, None)
+            children = hit[0]
+        last = piece[-1]
+        hit = children.get(last)
+        children[last] = (hit[0] if hit else {}, entry)
+    return top, own
+
+
 def best_two(left: list[int], accs: list[float]) -> tuple[int, float, float]:
     """(first node with the largest acc, that acc, the second largest acc).
 
@@ -93,28 +139,26 @@ class UnigramModel(Model):
         self.table = table
         self.max_piece_length = max(map(len, table), default=1)
         self.unk_score = f32(min(normal_scores, default=0.0) - 10.0)
-        self.prefixes = frozenset(p[:k] for p in table for k in range(1, len(p)))
+        self.trie = _CharTrie(table)
         self.max_abs_score = max([abs(v) for _, v in table.values()] + [abs(self.unk_score)])
 
     # -- lattice --------------------------------------------------------
     def nodes_at(self, text: str, pos: int) -> list[tuple[int, int, float]]:
         """Nodes starting at ``pos`` as (length, id, score), shortest first."""
-        table = self.table
-        prefixes = self.prefixes
         found = []
         has_single = False
-        end = min(pos + self.max_piece_length, len(text))
-        stop = pos + 1
-        while stop <= end:
-            candidate = text[pos:stop]
-            entry = table.get(candidate)
+        children = self.trie
+        stop, n = pos, len(text)
+        while stop < n:
+            hit = children.get(text[stop])
+            if hit is None:
+                break
+            children, entry = hit
+            stop += 1
             if entry is not None:
                 found.append((stop - pos, entry[0], entry[1]))
                 if stop == pos + 1:
                     has_single = True
-            elif candidate not in prefixes:
-                break
-            stop += 1
         if not has_single:
             found.append((1, self.vocab.unk_index, self.unk_score))
         return found
@@ -204,8 +248,7 @@ class UnigramModel(Model):
         standalone sums were rounded or not. Ties (gap 0) are never reused.
         """
         n = len(text)
-        table, prefixes = self.table, self.prefixes
-        max_length = self.max_piece_length
+        trie = self.trie
         unk = (self.vocab.unk_index, self.unk_score)
         # node: (begin, length, id, score, previous node index)
         nodes: list[tuple] = [(0, 0, -1, 0.0, -1)]
@@ -217,25 +260,30 @@ class UnigramModel(Model):
         reach = 0.0
         for pos in range(n):
             left = ends[pos]
-            best_node, best, second = best_two(left, accs)
-            if best - second < gap_min:
-                gap_min = best - second
+            if len(left) == 1:  # the common case, kept inline: this loop is hot
+                best_node = left[0]
+                best = accs[best_node]
+            else:
+                best_node, best, second = best_two(left, accs)
+                if best - second < gap_min:
+                    gap_min = best - second
             if best > reach or -best > reach:
                 reach = abs(best)
             single = False
-            stop, end = pos + 1, min(pos + max_length, n)
-            while stop <= end:
-                candidate = text[pos:stop]
-                entry = table.get(candidate)
+            children = trie
+            stop = pos
+            while stop < n:
+                hit = children.get(text[stop])
+                if hit is None:
+                    break
+                children, entry = hit
+                stop += 1
                 if entry is not None:
                     if stop == pos + 1:
                         single = True
                     ends[stop].append(len(nodes))
                     nodes.append((pos, stop - pos, entry[0], entry[1], best_node))
                     accs.append(best + entry[1])
-                elif candidate not in prefixes:
-                    break
-                stop += 1
             if not single:
                 ends[pos + 1].append(len(nodes))
                 nodes.append((pos, 1, unk[0], unk[1], best_node))
