@@ -65,6 +65,7 @@ def train(input: Any = None, model_prefix: str | os.PathLike | None = None, *,
     denormalizer_spec = opts.to_denormalizer_spec()
 
     corpus = load_corpus(opts, progress, lines)
+    corpus.consumable = True  # nobody else sees it: the trainer may free what it has taken
     trainer = get_trainer(opts.model_type_name)
     trained = trainer(corpus, opts, progress)
     pieces, scores, types = assemble(corpus.meta_ids, corpus.meta, trained, opts.vocab_size)

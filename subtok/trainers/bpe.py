@@ -5,18 +5,21 @@ Phases:
 1. *words* - the corpus split into words (``SplitSentencesByWhitespace``)
    or whole sentences, as distinct strings with summed counts (the
    ``pretokenization_delimiter`` is already U+2585 in the corpus).
-2. *symbols* - every word becomes a doubly linked list of symbol ids, one
-   per character; U+2585 is an "unknown" symbol that never pairs.
-3. *pairs* - every adjacent pair whose concatenation is a valid piece
-   (:class:`~subtok.trainers.validity.PieceValidator`) is a candidate with an
-   exact frequency (sum of word counts over its current occurrences;
-   overlapping occurrences count, so "aaaa" gives "aa" three) and a list of
-   occurrences (word, left index).
+2. *symbols* - every word is a string of symbols, one character each (a
+   corpus character is its own symbol, a merged symbol gets an unused code
+   point); U+2585 is an "unknown" symbol that never pairs.
+3. *pairs* - every adjacent pair is a candidate with an exact frequency
+   (sum of word counts over its current occurrences; overlapping
+   occurrences count, so "aaaa" gives "aa" three) and the words it occurs
+   in; only a pair whose concatenation is a valid piece
+   (:class:`~subtok.trainers.validity.PieceValidator`, checked when it
+   reaches the top) can be chosen.
 4. *merges* - repeatedly take the best candidate: highest frequency, then
    fewer characters, then the smaller string; skip it if its string was
    already emitted through another split ("aa"+"a" vs "a"+"aa"); emit it with
    score ``-rank``; rewrite its occurrences left to right (an occurrence whose
-   left symbol was consumed by the previous one is skipped, "aaa" -> "aa a"),
+   left symbol was consumed by the previous one is skipped, "aaa" -> "aa a",
+   which is ``str.replace``),
    lowering the counts of the neighbouring pairs that disappear and adding
    the new pairs (prev, merged) and (merged, next).
 5. *alphabet* - the alphabet characters follow, by (count desc, code point
@@ -41,6 +44,7 @@ second is dropped as a duplicate without rewriting its occurrences.
 from __future__ import annotations
 
 import heapq
+import itertools
 from collections import Counter
 
 from .corpus import Corpus, Progress, UNK_CHAR, words_with_counts
@@ -52,6 +56,9 @@ _NONE = -1
 
 def training_words(corpus: Corpus, options: TrainerOptions) -> list[tuple[str, int]]:
     """Phase 1: the strings BPE merges within, with their counts."""
+    units = getattr(corpus, "units", None)
+    if units is not None:
+        return units  # counted while loading (corpus.training_units)
     if options.split_by_whitespace:
         words = words_with_counts(corpus, options)
     else:
@@ -63,113 +70,186 @@ def training_words(corpus: Corpus, options: TrainerOptions) -> list[tuple[str, i
 
 
 class _State:
-    """Symbols, words as linked lists, and pair statistics."""
+    """Symbols, words as strings of symbol characters, and pair statistics.
+
+    A symbol is one character: a corpus character stands for itself, a
+    merged symbol gets a fresh code point no corpus character uses. So a
+    word is a ``str`` of symbols, a pair is the 2-character string
+    ``left + right`` and rewriting every occurrence of a pair left to right
+    is ``str.replace`` ("aaa" -> "aa a", like sentencepiece).
+
+    ``pairs[pair]`` is ``[frequency, stamp, word, word, ...]``: the current
+    frequency, the order in which the pair was first seen (the tie-break
+    between two splits of the same string), and the words where the pair
+    was added (repeated, possibly stale). A pair left with no occurrence
+    after a merge keeps only its stamp, in ``zeros``, until the queue runs
+    dry. A pair leaving ``pairs`` for good or for now is in ``retired``:
+    its stamp if it was dropped as a duplicate (it may come back), -1 if it
+    can never be a piece (U+2585, or found invalid). Validity is checked
+    only when a pair reaches the top (:meth:`valid_pair`): an invalid
+    pair's counts never influence another pair.
+    """
 
     def __init__(self, words: list[tuple[str, int]], validator: PieceValidator) -> None:
         self.valid = validator.is_valid
-        # symbol id -> string; char symbols first, merged symbols appended
-        self.strings: list[str] = []
-        self.char_ids: dict[str, int] = {}
-        self.unk = self._char(UNK_CHAR)
-        # pair key (left << 32 | right) -> merged symbol id, or -1 if invalid
-        self.pair_symbol: dict[int, int] = {}
-        self.freq: dict[int, int] = {}          # pair key -> current frequency
-        self.positions: dict[int, list[int]] = {}  # pair key -> [word * stride + left]
+        used = set("".join(w for w, _ in words))
+        used.add(UNK_CHAR)
+        self._fresh = (chr(c) for c in itertools.chain(range(0x100, 0xD800), range(0xE000, 0x110000))
+                       if chr(c) not in used)
+        self.strings: dict[str, str] = {}  # merged symbol -> its string
+        self.unk = UNK_CHAR
+        self.retired: dict[str, int] = {}
+        self.zeros: list[int] = []  # pairs without occurrences, packed (see merge)
+        self.pairs: dict[str, list] = {}
+        self.checked: set[str] = set()
         self.word_freq = [f for _, f in words]
-        self.syms: list[list[int]] = []
-        self.next: list[list[int]] = []
-        self.prev: list[list[int]] = []
-        self.stride = max((len(w) for w, _ in words), default=0) + 1
-        for word, _ in words:
-            ids = [self._char(c) for c in word]
-            n = len(ids)
-            self.syms.append(ids)
-            self.next.append(list(range(1, n)) + [_NONE])
-            self.prev.append([_NONE] + list(range(n - 1)))
-        self.new_pairs: list[int] = []
-        for w, ids in enumerate(self.syms):
+        self.words = [w for w, _ in words]
+        self.new_pairs: list[str] = []
+        self.stamps = 0
+        pairs, new_pairs, retired = self.pairs, self.new_pairs, self.retired
+        get = pairs.get
+        unk = self.unk
+        stamp = 0
+        for w, s in enumerate(self.words):
             f = self.word_freq[w]
-            base = w * self.stride
-            for i in range(len(ids) - 1):
-                self._add(ids[i], ids[i + 1], f, base + i)
+            for key in map(str.__add__, s, s[1:]):
+                entry = get(key)
+                if entry is not None:
+                    entry[0] += f
+                    entry.append(w)
+                elif key not in retired:
+                    if unk in key:
+                        retired[key] = _NONE
+                        continue
+                    pairs[key] = [f, stamp, w]
+                    stamp += 1
+                    new_pairs.append(key)
+        self.stamps = stamp
 
-    def _char(self, char: str) -> int:
-        sid = self.char_ids.get(char)
-        if sid is None:
-            sid = self.char_ids[char] = len(self.strings)
-            self.strings.append(char)
-        return sid
+    def text(self, key: str) -> str:
+        get = self.strings.get
+        return get(key[0], key[0]) + get(key[1], key[1])
 
-    def _merged(self, key: int, left: int, right: int) -> int:
-        """The symbol of pair (left, right), creating it; -1 if it cannot exist."""
-        sid = self.pair_symbol.get(key)
-        if sid is None:
-            if left == self.unk or right == self.unk:
-                sid = _NONE
-            else:
-                text = self.strings[left] + self.strings[right]
-                if self.valid(text):
-                    sid = len(self.strings)
-                    self.strings.append(text)
-                else:
-                    sid = _NONE
-            self.pair_symbol[key] = sid
-        return sid
+    def valid_pair(self, key: str) -> bool:
+        """Whether pair ``key`` may become a piece; an invalid one is forgotten."""
+        if key in self.checked:
+            return True
+        if self.valid(self.text(key)):
+            self.checked.add(key)
+            return True
+        self.retired[key] = _NONE
+        del self.pairs[key]
+        return False
 
-    def _add(self, left: int, right: int, f: int, pos: int) -> None:
-        key = left << 32 | right
-        if self._merged(key, left, right) == _NONE:
-            return
-        old = self.freq.get(key)
-        if old is None:
-            self.freq[key] = f
-            self.positions[key] = [pos]
-            self.new_pairs.append(key)
-        else:
-            self.freq[key] = old + f
-            self.positions[key].append(pos)
+    def drop(self, key: str) -> None:
+        """Forget pair ``key`` (a duplicate string) until it is added again."""
+        self.retired[key] = self.pairs.pop(key)[1]
 
-    def _remove(self, left: int, right: int, f: int) -> None:
-        key = left << 32 | right
-        old = self.freq.get(key)
-        if old is not None:
-            self.freq[key] = old - f
+    def merge(self, key: str) -> None:
+        """Rewrite every occurrence of pair ``key`` with a new symbol.
 
-    def merge(self, key: int) -> None:
-        """Rewrite every occurrence of pair ``key`` with its merged symbol."""
-        left, right = key >> 32, key & 0xFFFFFFFF
-        merged = self.pair_symbol[key]
-        stride = self.stride
-        positions = self.positions.pop(key)
-        positions.sort()
-        del self.freq[key]
-        for pos in positions:
-            w, l = divmod(pos, stride)
-            syms = self.syms[w]
-            if syms[l] != left:
-                continue  # consumed by the previous occurrence, or stale
-            nxt = self.next[w]
-            r = nxt[l]
-            if r == _NONE or syms[r] != right:
-                continue
-            f = self.word_freq[w]
-            prv = self.prev[w]
-            p = prv[l]
-            n = nxt[r]
-            base = w * stride
-            if p != _NONE:
-                self._remove(syms[p], left, f)
-            if n != _NONE:
-                self._remove(right, syms[n], f)
-            syms[l] = merged
-            syms[r] = _NONE
-            nxt[l] = n
-            if n != _NONE:
-                prv[n] = l
-            if p != _NONE:
-                self._add(syms[p], merged, f, base + p)
-            if n != _NONE:
-                self._add(merged, syms[n], f, base + l)
+        The updates are those of rewriting the occurrences one by one, left
+        to right, word by word (in word order): for each, the pairs with
+        the left and right neighbours lose the word's count, then the pairs
+        (left, merged) and (merged, right) gain it - so a pair between two
+        occurrences ("abab") is created and removed again, as in
+        sentencepiece.
+        """
+        left, right = key
+        merged = next(self._fresh)
+        self.strings[merged] = self.text(key)
+        pairs, new_pairs, retired = self.pairs, self.new_pairs, self.retired
+        words, word_freq = self.words, self.word_freq
+        get = pairs.get
+        unk = self.unk
+        stamp = self.stamps
+        occurrences = pairs.pop(key)  # gone for good: no later merge can add it back
+        zeroed: list[str] = []
+        for w in sorted(set(occurrences[2:])):
+            s = words[w]
+            i = s.find(key)
+            if i < 0:
+                continue  # stale
+            f = word_freq[w]
+            last = len(s) - 2
+            end = -1
+            while i >= 0:
+                if i > 0:
+                    p = merged if i == end else s[i - 1]
+                    entry = get(p + left)
+                    if entry is not None:
+                        entry[0] -= f
+                        if not entry[0]:
+                            zeroed.append(p + left)
+                if i < last:
+                    n = s[i + 2]
+                    entry = get(right + n)
+                    if entry is not None:
+                        entry[0] -= f
+                        if not entry[0]:
+                            zeroed.append(right + n)
+                if i > 0:
+                    pair = p + merged
+                    entry = get(pair)
+                    if entry is not None:
+                        entry[0] += f
+                        entry.append(w)
+                    else:
+                        old = retired.get(pair)
+                        if old is None:
+                            if p == unk:
+                                retired[pair] = _NONE
+                            else:
+                                pairs[pair] = [f, stamp, w]
+                                stamp += 1
+                                new_pairs.append(pair)
+                        elif old >= 0:
+                            del retired[pair]
+                            pairs[pair] = [f, old, w]
+                            new_pairs.append(pair)
+                if i < last:
+                    pair = merged + n
+                    entry = get(pair)
+                    if entry is not None:
+                        entry[0] += f
+                        entry.append(w)
+                    else:
+                        old = retired.get(pair)
+                        if old is None:
+                            if n == unk:
+                                retired[pair] = _NONE
+                            else:
+                                pairs[pair] = [f, stamp, w]
+                                stamp += 1
+                                new_pairs.append(pair)
+                        elif old >= 0:
+                            del retired[pair]
+                            pairs[pair] = [f, old, w]
+                            new_pairs.append(pair)
+                end = i + 2
+                i = s.find(key, end)
+            s = s.replace(key, merged)
+            # A word reduced to one symbol has no pairs left: never read again.
+            words[w] = s if len(s) > 1 else ""
+        self.stamps = stamp
+        # A pair left without occurrences after a merge never gets any again
+        # (only pairs with the newest symbol gain some): keep just its stamp.
+        # Packed in one int (stamp, left, right code points): they are many.
+        for pair in zeroed:
+            entry = get(pair)
+            if entry is not None and not entry[0]:
+                self.zeros.append(entry[1] << 42 | ord(pair[0]) << 21 | ord(pair[1]))
+                del pairs[pair]
+
+    def restore_zeros(self) -> list[str]:
+        """Put the pairs without occurrences back (frequency 0); their keys."""
+        keys = []
+        for packed in self.zeros:
+            pair = chr(packed >> 21 & 0x1FFFFF) + chr(packed & 0x1FFFFF)
+            self.pairs[pair] = [0, packed >> 42]
+            keys.append(pair)
+        self.zeros.clear()
+        return keys
 
 
 def train(corpus: Corpus, options: TrainerOptions, progress: Progress) -> list[tuple[str, float]]:
@@ -182,39 +262,70 @@ def train(corpus: Corpus, options: TrainerOptions, progress: Progress) -> list[t
         raise TrainerError("Vocabulary size is smaller than required_chars. %d vs %d."
                            % (options.vocab_size, len(corpus.meta) + len(alphabet)))
     state = _State(words, PieceValidator(options))
-    strings = state.strings
+    del words
+    if getattr(corpus, "consumable", False):
+        corpus.units = None  # the state holds the words now
+    pairs = state.pairs
+    # A lazy max-heap of (-frequency, length, string, stamp, pair). Only
+    # pairs with frequency >= threshold are queued when they appear; the
+    # others (most new pairs, which are rare) wait in ``pairs`` and are
+    # queued when the best queued pair falls below the threshold, which is
+    # then lowered. An unqueued pair's frequency can only fall (pairs
+    # only gain occurrences in the merge that creates them), so the heap's
+    # best is always the best of all.
     heap: list = []
-    order = 0
+    queued: set[str] = set()
+    push = heapq.heappush
+    threshold = 0
+
+    def enqueue(key: str, entry: list) -> None:
+        text = state.text(key)
+        push(heap, (-entry[0], len(text), text, entry[1], key))
+        queued.add(key)
 
     def push_new() -> None:
-        nonlocal order
         for key in state.new_pairs:
-            f = state.freq.get(key)
-            if f is not None:
-                sid = state.pair_symbol[key]
-                text = strings[sid]
-                heapq.heappush(heap, (-f, len(text), text, sid, key))
+            entry = pairs.get(key)
+            if entry is not None and entry[0] >= threshold:
+                enqueue(key, entry)
         state.new_pairs.clear()
 
     push_new()
+    if heap:
+        threshold = -heap[0][0] // 4
     pieces: list[tuple[str, float]] = []
     emitted: set[str] = set()
     with progress.bar(total=target, desc="bpe merges", unit=" pieces") as bar:
         while len(pieces) < target:
-            if not heap:
-                progress.warning("No valid symbol found: stopped after %d merges." % len(pieces))
-                break
-            neg, length, text, sid, key = heapq.heappop(heap)
-            current = state.freq.get(key)
-            if current is None:
-                continue  # merged or dropped already
-            if current != -neg:
-                heapq.heappush(heap, (-current, length, text, sid, key))
+            if not heap or -heap[0][0] < threshold:
+                if threshold <= 0 and state.zeros:
+                    for key in state.restore_zeros():
+                        if key not in queued:
+                            enqueue(key, pairs[key])
+                    continue
+                if threshold <= 0:
+                    progress.warning("No valid symbol found: stopped after %d merges." % len(pieces))
+                    break
+                threshold = min(threshold // 2, -heap[0][0] if heap else threshold)
+                for key, entry in pairs.items():
+                    if threshold <= entry[0] and key not in queued:
+                        enqueue(key, entry)
                 continue
+            neg, length, text, order, key = heapq.heappop(heap)
+            entry = pairs.get(key)
+            if entry is None:
+                queued.discard(key)
+                continue  # merged, dropped or invalid already
+            if entry[0] != -neg:
+                push(heap, (-entry[0], length, text, order, key))
+                continue
+            if not state.valid_pair(key):
+                queued.discard(key)
+                continue
+            queued.discard(key)
             if text in emitted:
                 # Same string through another split: sentencepiece drops it.
-                del state.freq[key]
-                state.positions.pop(key, None)
+                state.drop(key)
                 continue
             emitted.add(text)
             pieces.append((text, -float(len(pieces))))

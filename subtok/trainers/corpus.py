@@ -22,10 +22,25 @@ Phases (§6.2, §6.3 of the reference), each a short function below:
    piece may contain.
 
 The result is a :class:`Corpus`: what every trainer starts from.
+
+Speed and memory: files are streamed; step 4 runs over fixed chunks of
+about :data:`CHUNK_CHARS` characters, in forked worker processes when the
+input is large and ``num_threads`` > 1 (chunk results are merged in chunk
+order, so the result never depends on ``num_threads``), and counts the
+characters on the way. Only unigram keeps the sentences; BPE and WORD get
+the distinct words (or sentences) with counts (``Corpus.units``), counted
+in the chunks and masked once per distinct unit, and the characters are
+counted from those. A large corpus without kept sentences is loaded in a
+forked child, so the trainer starts from a clean heap.
 """
 
 from __future__ import annotations
 
+import collections
+import gc
+import itertools
+import multiprocessing
+import os
 import random
 import re
 import struct
@@ -33,6 +48,7 @@ import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from ..errors import TrainerError
 from ..normalizer.normalizer import Normalizer
@@ -114,6 +130,13 @@ class Corpus:
     #: meta pieces (piece, PieceType) in id order; their ids in ``meta_ids``.
     meta: list[tuple[str, int]]
     meta_ids: list[int] = field(default_factory=list)
+    #: when ``sentences`` is not kept (model types other than unigram): the
+    #: distinct masked training units (:func:`training_units`) with summed
+    #: counts, sorted by (count desc, unit asc); None otherwise.
+    units: list[tuple[str, int]] | None = None
+    #: True when the trainer owns the corpus (:func:`subtok.train.train`):
+    #: it may then drop ``units`` once it has taken what it needs.
+    consumable: bool = False
 
     def meta_by_id(self) -> dict[int, tuple[str, int]]:
         return dict(zip(self.meta_ids, self.meta))
@@ -337,18 +360,199 @@ def meta_matcher(pieces: Iterable[str]):
 
 def normalize_sentences(raw: list[tuple[str, int]], options: TrainerOptions,
                         meta: list[tuple[int, str, int]], progress: Progress) -> list[tuple[str, int]]:
-    normalizer = make_normalizer(options)
-    normalize = normalizer.normalize
-    replace = meta_matcher(piece for _, piece, _ in meta)
-    delimiter = options.pretokenization_delimiter
-    out: list[tuple[str, int]] = []
-    for text, freq in progress.bar(raw, total=len(raw), desc="normalizing", unit=" lines"):
+    """Normalized sentences, empty ones removed (sentencepiece's order)."""
+    pass_ = normalize_pass(raw, options, meta, progress, keep_sentences=True, units=None)
+    return pass_.sentences
+
+
+#: Characters per chunk of the normalization pass (chunks never depend on
+#: num_threads, and their results are merged in chunk order).
+CHUNK_CHARS = 2_000_000
+#: Below this many characters the pass runs in this process.
+PARALLEL_MIN_CHARS = 2_000_000
+
+# What a chunk job needs; set before the workers are forked (they inherit it).
+_JOB: dict = {}
+
+
+@dataclass
+class _Pass:
+    sentences: list[tuple[str, int]]   # normalized, empty ones removed (if kept)
+    counts: Counter                    # character -> weighted count ("\0" and " " included)
+    units: Counter | None              # unit (word / sentence) -> weighted count (unmasked)
+    nonempty: int                      # number of non-empty normalized sentences
+    total: int                         # number of sentences
+
+
+def _count_units(texts: list[str], chunk: list[tuple[str, int]], units: tuple) -> Counter:
+    """Distinct units of the normalized ``texts`` with their weighted counts."""
+    out: Counter = Counter()
+    if units[0] == "sentences":
+        for text, (_, freq) in zip(texts, chunk):
+            if text:
+                out[text] += freq
+        return out
+    _, suffix, ws_only = units
+    if ws_only:
+        for text, (_, freq) in zip(texts, chunk):
+            for word in split_into_words(text, suffix, True):
+                out[word] += freq
+        return out
+    # split_into_words without building the words: count the parts between
+    # "▁"s and put "▁" back on the distinct ones only.
+    inner: Counter = Counter()  # parts that get a "▁" (before in prefix mode, after in suffix mode)
+    for text, (_, freq) in zip(texts, chunk):
+        if not text:
+            continue
+        parts = text.split(SPACE)
+        bare = parts.pop() if suffix else parts.pop(0)  # the part without "▁"
+        if bare:
+            out[bare] += freq
+        if freq == 1:
+            inner.update(parts)
+        else:
+            for part in parts:
+                inner[part] += freq
+    for part, count in inner.items():
+        out[part + SPACE if suffix else SPACE + part] += count
+    return out
+
+
+def _chunk_job(chunk: list[tuple[str, int]]):
+    """Normalize one chunk: (its size, normalized sentences or None, char counts
+    or None, unit counts or None, number of non-empty sentences).
+
+    With units, the characters are counted later from the merged units
+    (they cover the sentences exactly), which is much cheaper.
+    """
+    normalize = _JOB["normalize"]
+    replace = _JOB["replace"]
+    delimiter = _JOB["delimiter"]
+    units = _JOB["units"]
+    texts = []
+    for text, _ in chunk:
         text = normalize(text)
         if replace is not None:
             text = replace(text)
         if delimiter:
             text = text.replace(delimiter, BOUNDARY)
-        out.append((text, freq))
+        texts.append(text)
+    counts = unit_counts = sentences = None
+    if units is not None:
+        unit_counts = _count_units(texts, chunk, units)
+    else:
+        counts = _weighted_chars(texts, [f for _, f in chunk])
+    if _JOB["keep"]:
+        sentences = [(t, f) for t, (_, f) in zip(texts, chunk)]
+    nonempty = sum(1 for t in texts if t)
+    return len(chunk), sentences, counts, unit_counts, nonempty
+
+
+def _weighted_chars(texts: Iterable[str], freqs: Iterable[int]) -> Counter:
+    """Character counts of ``texts`` weighted by ``freqs`` (texts grouped by weight)."""
+    groups: dict[int, list[str]] = {}
+    for text, freq in zip(texts, freqs):
+        groups.setdefault(freq, []).append(text)
+    counts: Counter = Counter()
+    for freq, group in groups.items():
+        if freq == 1:
+            counts.update("".join(group))
+        else:
+            for char, n in Counter("".join(group)).items():
+                counts[char] += n * freq
+    return counts
+
+
+def _workers(options: TrainerOptions, size: int) -> int:
+    """Worker processes for a pass over about ``size`` characters."""
+    if options.num_threads < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    if size < PARALLEL_MIN_CHARS:
+        return 1
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(options.num_threads, cpus))
+
+
+def _chunks(items: Iterable[tuple[str, int]]):
+    """Consecutive lists of ``items`` of about CHUNK_CHARS characters."""
+    chunk: list[tuple[str, int]] = []
+    size = 0
+    for item in items:
+        chunk.append(item)
+        size += len(item[0])
+        if size >= CHUNK_CHARS:
+            yield chunk
+            chunk, size = [], 0
+    if chunk:
+        yield chunk
+
+
+def _chunk_results(raw: Iterable[tuple[str, int]], workers: int):
+    """``_chunk_job`` of every chunk of ``raw``, in chunk order (only a few
+    chunks in flight)."""
+    chunks = _chunks(raw)
+    if workers < 2:
+        for chunk in chunks:
+            yield _chunk_job(chunk)
+        return
+    context = multiprocessing.get_context("fork")
+    gc.freeze()  # the children's collector then leaves inherited objects alone
+    try:
+        with context.Pool(workers) as pool:
+            in_flight: collections.deque = collections.deque()
+            for chunk in chunks:
+                if len(in_flight) >= 2 * workers:
+                    yield in_flight.popleft().get()
+                in_flight.append(pool.apply_async(_chunk_job, (chunk,)))
+            while in_flight:
+                yield in_flight.popleft().get()
+    finally:
+        gc.unfreeze()
+
+
+def normalize_pass(raw: Iterable[tuple[str, int]], options: TrainerOptions,
+                   meta: list[tuple[int, str, int]], progress: Progress, *,
+                   keep_sentences: bool, units: tuple | None, size: int | None = None) -> _Pass:
+    """Normalize ``raw`` (a list, or a stream of about ``size`` characters)
+    in chunks, in worker processes when it is large.
+
+    Each chunk also counts its characters (weighted by freq) and, with
+    ``units`` (``("words", suffix, whitespace_only)`` or ``("sentences",)``),
+    its distinct units; the chunk results are merged in chunk order, so the
+    result does not depend on ``num_threads``.
+    """
+    normalizer = make_normalizer(options)
+    _JOB.clear()
+    _JOB.update(normalize=normalizer.normalize,
+                replace=meta_matcher(piece for _, piece, _ in meta),
+                delimiter=options.pretokenization_delimiter, units=units, keep=keep_sentences)
+    out: list[tuple[str, int]] = []
+    counts: Counter = Counter()
+    unit_counts: Counter | None = Counter() if units is not None else None
+    nonempty = total = 0
+    if size is None:
+        size = sum(len(text) for text, _ in raw)
+    try:
+        with progress.bar(total=len(raw) if isinstance(raw, list) else None,
+                          desc="normalizing", unit=" lines") as bar:
+            for chunk_size, sentences, chunk_counts, chunk_units, chunk_nonempty in _chunk_results(
+                    raw, _workers(options, size)):
+                bar.update(chunk_size)
+                total += chunk_size
+                if sentences is not None:
+                    out.extend(sentences)
+                if chunk_counts is not None:
+                    counts.update(chunk_counts)
+                if unit_counts is not None:
+                    unit_counts.update(chunk_units)
+                nonempty += chunk_nonempty
+    finally:
+        _JOB.clear()
+    if unit_counts is not None:
+        counts = _weighted_chars(unit_counts, unit_counts.values())
     # Remove empty sentences the way sentencepiece does: swap in the last one
     # (which is not checked again) and shorten the list.
     i = 0
@@ -357,7 +561,7 @@ def normalize_sentences(raw: list[tuple[str, int]], options: TrainerOptions,
             out[i] = out[-1]
             out.pop()
         i += 1
-    return out
+    return _Pass(out, counts, unit_counts, nonempty, total)
 
 
 # ----------------------------------------------------------------------------
@@ -382,9 +586,13 @@ def count_chars(sentences: list[tuple[str, int]]) -> Counter:
     return counts
 
 
-def compute_alphabet(sentences: list[tuple[str, int]], options: TrainerOptions) -> dict[str, int]:
-    """Characters kept in the alphabet, with their counts, in Sorted order."""
-    counts = count_chars(sentences)
+def compute_alphabet(sentences: list[tuple[str, int]] | None, options: TrainerOptions,
+                     counts: Counter | None = None) -> dict[str, int]:
+    """Characters kept in the alphabet, with their counts, in Sorted order.
+
+    ``counts`` (from :func:`count_chars`) saves counting ``sentences`` again.
+    """
+    counts = count_chars(sentences) if counts is None else Counter(counts)
     required = {c for c in options.required_chars if c not in ("\x00", " ")}
     for char in required:
         counts.setdefault(char, 0)
@@ -406,11 +614,41 @@ def compute_alphabet(sentences: list[tuple[str, int]], options: TrainerOptions) 
 def mask_unknown(sentences: list[tuple[str, int]], alphabet: dict[str, int],
                  counts: Iterable[str]) -> list[tuple[str, int]]:
     """Replace every character outside ``alphabet`` by U+2585."""
+    table, pattern = _mask_table(alphabet, counts)
+    search = pattern.search
+    return [(text.translate(table), freq) if search(text) else (text, freq)
+            for text, freq in sentences]
+
+
+def _mask_table(alphabet, counts: Iterable[str]):
+    """str.translate table of :func:`mask_unknown`, and a regex finding its keys."""
     table = {ord(c): UNK_CHAR for c in counts if c not in alphabet}
     table[ord(BOUNDARY)] = UNK_CHAR
     table[0] = UNK_CHAR
     table[0x20] = UNK_CHAR
-    return [(text.translate(table), freq) for text, freq in sentences]
+    pattern = re.compile("[%s]" % "".join("\\U%08x" % c for c in sorted(table)))
+    return table, pattern
+
+
+def mask_units(units: Counter, alphabet: dict[str, int], counts: Iterable[str]) -> list[tuple[str, int]]:
+    """Masked distinct units (merged when masking makes them equal), sorted by
+    (count desc, unit asc)."""
+    table, pattern = _mask_table(alphabet, counts)
+    search = pattern.search
+    out: Counter = Counter()
+    for unit, count in units.items():
+        if search(unit):
+            out[unit.translate(table)] += count
+        else:
+            out[unit] += count
+    return sorted_by_count(out)
+
+
+def sorted_by_count(counts: dict[str, int]) -> list[tuple[str, int]]:
+    """Items sorted by (count desc, key asc), i.e. sentencepiece's ``Sorted``."""
+    items = sorted(counts.items())  # keys are distinct: counts are never compared
+    items.sort(key=itemgetter(1), reverse=True)  # stable, so keys stay ascending
+    return items
 
 
 # ----------------------------------------------------------------------------
@@ -418,26 +656,110 @@ def mask_unknown(sentences: list[tuple[str, int]], alphabet: dict[str, int],
 
 
 def load_corpus(options: TrainerOptions, progress: Progress | None = None,
-                lines: Iterable | None = None) -> Corpus:
+                lines: Iterable | None = None, keep_sentences: bool | None = None) -> Corpus:
     """Read, select, normalize and mask the training sentences (§6.2–6.3).
 
     ``lines`` (an iterable of str or bytes) replaces ``options.input``.
+    ``keep_sentences`` (default: only for unigram) keeps
+    ``Corpus.sentences``; otherwise only ``Corpus.units`` is filled: the
+    distinct units the model type trains on (:func:`training_units`), which
+    is much smaller.
     """
     progress = progress or Progress(False, options.minloglevel)
+    if keep_sentences is None:
+        keep_sentences = options.model_type_name == "unigram"
+    if (not keep_sentences and lines is None and "-" not in options.input
+            and hasattr(os, "fork") and sum(map(_file_size, options.input)) >= PARALLEL_MIN_CHARS):
+        # Load in a forked child and take back only the result: the
+        # trainer then starts from a small, unfragmented heap instead of
+        # the garbage of the reading and counting.
+        return _in_child(_load_corpus, options, progress, lines, keep_sentences)
+    return _load_corpus(options, progress, lines, keep_sentences)
+
+
+def _in_child(func, *args):
+    """``func(*args)`` computed in a forked child, its result (or exception)
+    sent back pickled."""
+    import pickle
+    sys.stdout.flush()
+    sys.stderr.flush()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child (coverage does not follow it)
+        status = 0
+        try:
+            os.close(read_end)
+            try:
+                outcome = (True, func(*args))
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the parent
+                outcome = (False, exc)
+            with os.fdopen(write_end, "wb") as out:
+                pickle.dump(outcome, out, protocol=pickle.HIGHEST_PROTOCOL)
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BaseException:  # noqa: BLE001
+            status = 1
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as handle:
+        data = handle.read()
+    _, status = os.waitpid(pid, 0)
+    if not data:
+        raise TrainerError("loading the corpus failed (worker exit status %d)." % status)
+    ok, value = pickle.loads(data)
+    if not ok:
+        raise value
+    return value
+
+
+def _load_corpus(options: TrainerOptions, progress: Progress, lines: Iterable | None,
+                 keep_sentences: bool) -> Corpus:
+    units = None if keep_sentences else training_units(options)
     meta = build_meta(options)
-    raw = select(read_sentences(options, progress, lines), options)
-    if not raw:
+
+    def source(progress: Progress):
+        """(sentences, size): a list, or a stream when the input can be read
+        again (files) and no random sample is needed."""
+        stream = read_sentences(options, progress, lines)
+        rereadable = lines is None and "-" not in options.input
+        if not rereadable or (options.input_sentence_size > 0 and options.shuffle_input_sentence):
+            raw = select(stream, options)
+            return raw, sum(len(text) for text, _ in raw)
+        if options.input_sentence_size > 0:
+            stream = itertools.islice(stream, options.input_sentence_size)
+        return stream, sum(_file_size(path) for path in options.input)
+
+    raw, size = source(progress)
+    result = normalize_pass(raw, options, meta, progress, keep_sentences=keep_sentences,
+                            units=units, size=size)
+    if not result.total:
         raise TrainerError("the corpus is empty: no usable sentence in %s (empty lines, lines longer "
                            "than --max_sentence_length=%d bytes and lines with U+2585 are skipped)."
                            % (_describe_input(options, lines), options.max_sentence_length))
-    sentences = normalize_sentences(raw, options, meta, progress)
-    del raw
-    if not sentences:
+    # sentencepiece's removal of empty sentences (normalize_pass) leaves an
+    # empty list only when the one sentence read normalizes to "".
+    if not (result.sentences if keep_sentences else result.nonempty or result.total > 1):
         raise TrainerError("the corpus is empty after normalization (%s)."
                            % _describe_input(options, lines))
-    counts = count_chars(sentences)
-    alphabet = compute_alphabet(sentences, options)
-    sentences = mask_unknown(sentences, alphabet, counts)
+    counts = result.counts
+    for bad in ("\x00", " "):
+        counts.pop(bad, None)
+    alphabet = compute_alphabet(None, options, counts)
+    unit_list = None
+    if units is not None:
+        if units[0] == "words" and SPACE in counts and SPACE not in alphabet:
+            # "▁" itself is masked: no sentence splits any more, so the
+            # units are the whole (masked) sentences. (Read again, quietly.)
+            units = ("sentences",)
+            if not isinstance(raw, list):
+                raw, size = source(Progress(False, 2))
+            result = normalize_pass(raw, options, meta, progress, keep_sentences=False,
+                                    units=units, size=size)
+        unit_list = mask_units(result.units, alphabet, counts)
+    del raw
+    sentences = mask_unknown(result.sentences, alphabet, counts) if keep_sentences else []
+    del result
     if options.model_type_name in ("unigram", "bpe") and len(alphabet) + len(meta) > options.vocab_size:
         raise TrainerError(
             "Vocabulary size is smaller than required_chars. %d vs %d. Increase vocab_size or "
@@ -445,7 +767,28 @@ def load_corpus(options: TrainerOptions, progress: Progress | None = None,
             % (options.vocab_size, len(alphabet) + len(meta)))
     return Corpus(sentences=sentences, alphabet=alphabet,
                   meta=[(piece, kind) for _, piece, kind in meta],
-                  meta_ids=[i for i, _, _ in meta])
+                  meta_ids=[i for i, _, _ in meta], units=unit_list)
+
+
+def training_units(options: TrainerOptions) -> tuple | None:
+    """What ``Corpus.units`` holds for the model type: BPE's words (its
+    whitespace flags) or whole sentences (no split_by_whitespace), WORD's
+    words (default flags); None for CHAR (the alphabet is enough)."""
+    kind = options.model_type_name
+    if kind == "bpe":
+        if not options.split_by_whitespace:
+            return ("sentences",)
+        return ("words", options.treat_whitespace_as_suffix, options.allow_whitespace_only_pieces)
+    if kind == "word":
+        return ("words", False, False)
+    return None
+
+
+def _file_size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 def _describe_input(options: TrainerOptions, lines) -> str:
@@ -510,5 +853,5 @@ def words_with_counts(corpus: Corpus, options: TrainerOptions) -> list[tuple[str
 
 
 __all__ = ["Corpus", "Progress", "load_corpus", "build_meta", "read_sentences", "select",
-           "normalize_sentences", "compute_alphabet", "split_into_words", "count_words",
+           "normalize_sentences", "normalize_pass", "training_units", "mask_units", "compute_alphabet", "split_into_words", "count_words",
            "words_with_counts", "make_normalizer", "MT19937", "f32", "SPACE", "UNK_CHAR"]

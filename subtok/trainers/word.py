@@ -17,7 +17,9 @@ from .spec import TrainerOptions
 
 
 def train(corpus: Corpus, options: TrainerOptions, progress: Progress) -> list[tuple[str, float]]:
-    words = count_words(corpus.sentences)
+    units = getattr(corpus, "units", None)
+    # Counted while loading (corpus.training_units) unless the sentences were kept.
+    words = units if units is not None else count_words(corpus.sentences)
     limit = options.vocab_size - len(corpus.meta)
     logsum = logf(sum(count for _, count in words))
     pieces = []
