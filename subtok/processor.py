@@ -288,8 +288,8 @@ class SentencePieceProcessor:
         return " ".join([p for p, _ in pairs])
 
     def _line_entry(self, word: str, ids: bool, cache: dict, key: str | None = None):
-        """A word's cached CLI output: (text, unknown at an edge, robustness,
-        magnitude, starts with unknown, ends with unknown).
+        """A word's cached CLI output: (text, unknown-edge flags (1: starts,
+        2: ends with an unknown piece that may merge), robustness, magnitude).
 
         Only this small entry is kept for a whole word; the model caches
         the parts of words it had to cut (see Model.encode_word).
@@ -300,8 +300,7 @@ class SentencePieceProcessor:
         starts_unk = self._merges_unknown and pairs[0][1] == unk
         ends_unk = self._merges_unknown and pairs[-1][1] == unk
         text = " ".join([str(i) for _, i in pairs]) if ids else " ".join([p for p, _ in pairs])
-        entry = (text, starts_unk or ends_unk, encoded.robustness, encoded.magnitude,
-                 starts_unk, ends_unk)
+        entry = (text, starts_unk | (ends_unk << 1), encoded.robustness, encoded.magnitude)
         if len(cache) > 2_000_000:
             cache.clear()
         cache[word if key is None else key] = entry
@@ -617,9 +616,9 @@ def _unknown_runs_stay_inside(entries) -> bool:
     """False if a word ending in an unknown piece precedes one starting so."""
     previous_ends_unk = False
     for entry in entries:
-        if previous_ends_unk and entry[4]:
+        if previous_ends_unk and entry[1] & 1:
             return False
-        previous_ends_unk = entry[5]
+        previous_ends_unk = entry[1] & 2
     return True
 
 

@@ -23,7 +23,7 @@ from ..normalizer.normalizer import SPACE_SYMBOL
 from ..vocab import Vocabulary
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class WordEncoding:
     """The segmentation of one word, as the model computed it alone.
 

@@ -84,11 +84,18 @@ def _branch(group: list[tuple[str, tuple[int, float]]]) -> tuple[dict, tuple[int
             hit = children.get(char)
             if hit is None:
                 hit = children[char] = ({}, None)
+            elif hit[0] is _NO_CHILDREN:
+                hit = children[char] = ({}, hit[1])
             children = hit[0]
         last = piece[-1]
         hit = children.get(last)
-        children[last] = (hit[0] if hit else {}, entry)
+        children[last] = (hit[0] if hit else _NO_CHILDREN, entry)
     return top, own
+
+
+# Shared by every trie leaf (never mutated: a node gets its own dict when a
+# longer piece first passes through it). Most nodes are leaves.
+_NO_CHILDREN: dict = {}
 
 
 def best_two(left: list[int], accs: list[float]) -> tuple[int, float, float]:
