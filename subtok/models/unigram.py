@@ -304,9 +304,12 @@ class UnigramModel(Model):
         pieces = []
         magnitude = 0.0
         node = best_node
+        names = self.vocab.pieces  # reuse the vocabulary's strings: caches stay small
+        unk_id = unk[0]
         while node > 0:
             begin, length, piece_id, score, previous = nodes[node]
-            pieces.append((text[begin:begin + length], piece_id))
+            piece = text[begin:begin + length] if piece_id == unk_id else names[piece_id]
+            pieces.append((piece, piece_id))
             magnitude += abs(score)
             node = previous
         pieces.reverse()
