@@ -4,7 +4,8 @@ Times, in one run, on ../shared/data/corpora/gutenberg_en.txt (35 MB):
   * model load time (subtok) for each model;
   * encoding the corpus to ids with sentencepiece (one thread, line by line,
     in this process) and with ``subtok encode`` (real CLI, 1 and 2 worker
-    processes, output to a file), with peak memory of the subtok process;
+    processes, output to a file), with the peak memory of subtok's whole
+    process tree (see _measure.py);
 and prints the ratios against the issue's targets.
 
     python bench/encode.py [--lines N] [--models llama2,maxtext_c4_unigram32k]
@@ -14,12 +15,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _measure import measured
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
@@ -37,17 +39,12 @@ def spm_time(model: Path, lines: list[bytes]) -> float:
 
 
 def subtok_run(model: Path, corpus: Path, threads: int) -> tuple[float, float]:
-    """Wall time and peak RSS (MB) of the real CLI on the corpus."""
+    """Wall time and peak memory (MB, whole process tree) of the real CLI."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out.txt"
         cmd = [sys.executable, "-m", "subtok", "encode", "--model", str(model),
                "--output_format=id", "--num_threads", str(threads), "--output", str(out), str(corpus)]
-        start = time.perf_counter()
-        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-        subprocess.run(cmd, check=True)
-        elapsed = time.perf_counter() - start
-        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return elapsed, max(peak, before) / 1024.0
+        return measured(cmd, "subtok encode")
 
 
 def load_time(model: Path) -> float:
@@ -84,7 +81,7 @@ def main() -> None:
         load = load_time(model)
         print("%-24s spm %6.2fs | subtok 1 proc %6.2fs (%.2fx, target <= 2.5x) | "
               "2 procs %6.2fs (%.2fx, target <= 1.3x) | load %.3fs (target <= 0.3s) | "
-              "peak RSS %.0f MB (target <= 200)"
+              "peak memory %.0f MB (target <= 200)"
               % (name, ref, one, one / ref, two, two / ref, load, max(mem1, mem2)))
     if corpus != CORPUS:
         os.unlink(corpus)

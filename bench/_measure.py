@@ -1,0 +1,85 @@
+"""Wall time and peak memory of a command and its whole process tree.
+
+Shared by the benchmarks. Memory is the peak, sampled every 50 ms, of the
+sum of Pss over the process and all its descendants (pages that forked
+workers share are counted once), or the process's own ru_maxrss if larger.
+Linux only (/proc).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+
+
+def _children_map() -> dict[int, list[int]]:
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % name, "rb") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        ppid = int(stat[stat.rindex(b")") + 2:].split()[1])
+        children.setdefault(ppid, []).append(int(name))
+    return children
+
+
+def _pss_kb(pid: int) -> int:
+    try:
+        with open("/proc/%d/smaps_rollup" % pid, "rb") as handle:
+            for line in handle:
+                if line.startswith(b"Pss:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def tree_pss_kb(root: int) -> int:
+    """Sum of Pss (kB) over ``root`` and all its descendants."""
+    children = _children_map()
+    total, stack = 0, [root]
+    while stack:
+        pid = stack.pop()
+        total += _pss_kb(pid)
+        stack.extend(children.get(pid, ()))
+    return total
+
+
+class Sampler(threading.Thread):
+    def __init__(self, pid: int, interval: float = 0.05) -> None:
+        super().__init__(daemon=True)
+        self.pid, self.interval = pid, interval
+        self.peak_kb = 0
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.is_set():
+            self.peak_kb = max(self.peak_kb, tree_pss_kb(self.pid))
+            self.done.wait(self.interval)
+
+
+def measured(cmd: list[str], name: str) -> tuple[float, float]:
+    """Wall time (s) and peak memory (MB) of ``cmd`` and its process tree."""
+    start = time.perf_counter()
+    process = subprocess.Popen(cmd)
+    sampler = Sampler(process.pid)
+    sampler.start()
+    # wait4 gives this child's own ru_maxrss (its largest descendant's, too,
+    # when they were waited for), not mixed with earlier runs.
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    sampler.done.set()
+    sampler.join()
+    if process.returncode != 0:
+        sys.exit("bench: %s failed (exit %d)" % (name, process.returncode))
+    return elapsed, max(sampler.peak_kb, usage.ru_maxrss) / 1024.0
+
+
