@@ -79,10 +79,10 @@ def main() -> None:
         one, mem1 = subtok_run(model, corpus, 1)
         two, mem2 = subtok_run(model, corpus, 2)
         load = load_time(model)
-        print("%-24s spm %6.2fs | subtok 1 proc %6.2fs (%.2fx, target <= 2.5x) | "
-              "2 procs %6.2fs (%.2fx, target <= 1.3x) | load %.3fs (target <= 0.3s) | "
-              "peak memory %.0f MB (target <= 200)"
-              % (name, ref, one, one / ref, two, two / ref, load, max(mem1, mem2)))
+        print("%-24s spm %6.2fs | subtok 1 proc %6.2fs (%.2fx, target <= 2.5x) %4.0f MB | "
+              "2 procs %6.2fs (%.2fx, target <= 1.3x) %4.0f MB | load %.3fs (target <= 0.3s) | "
+              "memory target <= 200 MB"
+              % (name, ref, one, one / ref, mem1, two, two / ref, mem2, load))
     if corpus != CORPUS:
         os.unlink(corpus)
 

@@ -130,6 +130,19 @@ def _draw(weights: list[float], rng: random.Random) -> int:
     return min(k, len(weights) - 1)
 
 
+
+def _sift_up(heap: list, hole: int, item: tuple) -> None:
+    """libstdc++'s __push_heap: move ``item`` up from ``hole`` (max-heap on
+    item[0]; an equal key does not pass its parent)."""
+    key = item[0]
+    while hole > 0:
+        parent = (hole - 1) // 2
+        if not heap[parent][0] < key:
+            break
+        heap[hole] = heap[parent]
+        hole = parent
+    heap[hole] = item
+
 class _StdHeap:
     """A max-heap on ``item[0]`` that pops equal keys as libstdc++ does.
 
@@ -152,15 +165,7 @@ class _StdHeap:
     def push(self, item: tuple) -> None:
         heap = self.items
         heap.append(item)
-        key = item[0]
-        hole = len(heap) - 1
-        while hole > 0:
-            parent = (hole - 1) // 2
-            if not heap[parent][0] < key:
-                break
-            heap[hole] = heap[parent]
-            hole = parent
-        heap[hole] = item
+        _sift_up(heap, len(heap) - 1, item)
 
     def pop(self) -> tuple:
         heap = self.items
@@ -183,14 +188,7 @@ class _StdHeap:
             heap[hole] = heap[child - 1]
             hole = child - 1
         # ... then __push_heap the former last element up from there.
-        key = value[0]
-        while hole > 0:
-            parent = (hole - 1) // 2
-            if not heap[parent][0] < key:
-                break
-            heap[hole] = heap[parent]
-            hole = parent
-        heap[hole] = value
+        _sift_up(heap, hole, value)
         return top
 
 
