@@ -29,12 +29,10 @@ WORK="${SUBTOK_PBCHECK_DIR:-/tmp/subtok-pbcheck}"
 mkdir -p "$WORK"
 MODELS_DIR="$(cd "$MODELS_DIR" && pwd)" || { echo "no models dir: $MODELS_DIR" >&2; exit 2; }
 
-# ---------------------------------------------------------------- reference
-cat > "$WORK/reference.py" <<'PY'
-"""System Python: sentencepiece's pb2 is the oracle."""
-import glob, hashlib, json, os, struct, sys
-from sentencepiece import sentencepiece_model_pb2 as ref
-from subtok._proto import sentencepiece_model_pb2 as ours   # both in one process
+# ---------------------------------------------------------------- shared
+cat > "$WORK/pbcheck_common.py" <<'PY'
+"""What both sides compute, each with its own pb2 module ``mod``."""
+import hashlib, struct
 
 def summary(m, mod, data):
     digest = hashlib.sha256()
@@ -67,6 +65,16 @@ def build(mod):
     m.normalizer_spec.precompiled_charsmap = b""
     m.normalizer_spec.add_dummy_prefix = False
     return m.SerializeToString()
+PY
+
+# ---------------------------------------------------------------- reference
+cat > "$WORK/reference.py" <<'PY'
+"""System Python: sentencepiece's pb2 is the oracle."""
+import glob, json, os, sys
+from sentencepiece import sentencepiece_model_pb2 as ref
+from subtok._proto import sentencepiece_model_pb2 as ours   # both in one process
+from pbcheck_common import build, summary
+
 
 errors = []
 models = {}
@@ -117,30 +125,17 @@ PY
 # ---------------------------------------------------------------- per runtime
 cat > "$WORK/check.py" <<'PY'
 """Runs inside a venv that has only protobuf; compares with reference.json."""
-import glob, hashlib, json, os, pickle, struct, sys, warnings
+import glob, json, os, pickle, struct, sys, warnings
 warnings.simplefilter("error")          # a deprecation warning counts as a failure
 import google.protobuf
 from google.protobuf.internal import api_implementation
 from subtok._proto import sentencepiece_model_pb2 as pb
+from pbcheck_common import build, summary
 
 models_dir, ref_path = sys.argv[1:]
 with open(ref_path) as fh:
     ref = json.load(fh)
 errors = []
-
-def summary(m, data):
-    digest = hashlib.sha256()
-    for p in m.pieces:
-        digest.update(p.piece.encode() + b"\0" + struct.pack("<f", p.score)
-                      + bytes([p.type, p.HasField("type")]))
-    return {
-        "sha256": hashlib.sha256(data).hexdigest(),
-        "pieces": len(m.pieces),
-        "model_type": pb.TrainerSpec.ModelType.Name(m.trainer_spec.model_type),
-        "normalizer": m.normalizer_spec.name,
-        "pieces_digest": digest.hexdigest(),
-        "has_denormalizer": m.HasField("denormalizer_spec"),
-    }
 
 seen = 0
 for path in sorted(glob.glob(os.path.join(models_dir, "*.model"))):
@@ -153,7 +148,7 @@ for path in sorted(glob.glob(os.path.join(models_dir, "*.model"))):
     m.DiscardUnknownFields()
     if m.SerializeToString() != data:
         errors.append(f"{name}: has fields our schema does not know")
-    got, want = summary(m, data), ref["models"].get(name)
+    got, want = summary(m, pb, data), ref["models"].get(name)
     if got != want:
         errors.append(f"{name}: {got} != sentencepiece's {want}")
     if pickle.loads(pickle.dumps(m)) != m:
@@ -187,21 +182,7 @@ checks = {
 }
 errors += [f"check failed: {k}" for k, ok in checks.items() if not ok]
 
-m = pb.ModelProto()
-for text, score, typ in [("<unk>", 0.0, 2), ("<s>", 0.0, 3), ("\u2581a", -1.5, None),
-                         ("b", -0.0, None), ("<0x41>", 0.0, 6)]:
-    q = m.pieces.add()
-    q.piece, q.score = text, score
-    if typ is not None:
-        q.type = typ
-m.trainer_spec.model_type = 2
-m.trainer_spec.vocab_size = 5
-m.trainer_spec.byte_fallback = True
-m.trainer_spec.unk_surface = ""
-m.normalizer_spec.name = "identity"
-m.normalizer_spec.precompiled_charsmap = b""
-m.normalizer_spec.add_dummy_prefix = False
-if m.SerializeToString().hex() != ref["built"]:
+if build(pb).hex() != ref["built"]:
     errors.append("built-from-scratch message serializes differently from sentencepiece's pb2")
 
 label = f"protobuf=={google.protobuf.__version__} impl={api_implementation.Type()}"
