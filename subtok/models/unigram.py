@@ -255,8 +255,8 @@ class UnigramModel(Model):
         standalone sums were rounded or not. Ties (gap 0) are never reused.
         """
         n = len(text)
-        trie = self.trie
-        unk = (self.vocab.unk_index, self.unk_score)
+        nodes_at = self.nodes_at
+        unk_id = self.vocab.unk_index
         # node: (begin, length, id, score, previous node index)
         nodes: list[tuple] = [(0, 0, -1, 0.0, -1)]
         accs = [0.0]
@@ -276,25 +276,10 @@ class UnigramModel(Model):
                     gap_min = best - second
             if best > reach or -best > reach:
                 reach = abs(best)
-            single = False
-            children = trie
-            stop = pos
-            while stop < n:
-                hit = children.get(text[stop])
-                if hit is None:
-                    break
-                children, entry = hit
-                stop += 1
-                if entry is not None:
-                    if stop == pos + 1:
-                        single = True
-                    ends[stop].append(len(nodes))
-                    nodes.append((pos, stop - pos, entry[0], entry[1], best_node))
-                    accs.append(best + entry[1])
-            if not single:
-                ends[pos + 1].append(len(nodes))
-                nodes.append((pos, 1, unk[0], unk[1], best_node))
-                accs.append(best + unk[1])
+            for length, piece_id, score in nodes_at(text, pos):
+                ends[pos + length].append(len(nodes))
+                nodes.append((pos, length, piece_id, score, best_node))
+                accs.append(best + score)
         final = ends[n]
         best_node = max(final, key=accs.__getitem__)
         if len(final) > 1:
@@ -305,7 +290,6 @@ class UnigramModel(Model):
         magnitude = 0.0
         node = best_node
         names = self.vocab.pieces  # reuse the vocabulary's strings: caches stay small
-        unk_id = unk[0]
         while node > 0:
             begin, length, piece_id, score, previous = nodes[node]
             piece = text[begin:begin + length] if piece_id == unk_id else names[piece_id]
