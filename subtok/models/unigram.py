@@ -170,14 +170,12 @@ class UnigramModel(Model):
             found.append((1, self.vocab.unk_index, self.unk_score))
         return found
 
-    def viterbi(self, text: str, start: float = 0.0) -> tuple[list[tuple[int, int, int, float]], float, float, float]:
-        """Best path over ``text`` starting from accumulated score ``start``.
+    def viterbi(self, text: str, start: float = 0.0) -> tuple[list[tuple[int, int, int, float]], float]:
+        """Exact float32 best path over ``text`` from accumulated score ``start``.
 
-        Returns (path, final accumulated score, smallest gap, largest
-        magnitude); the path is a list of (begin, length, id, score). A gap
-        is the distance between the best and the second-best predecessor at
-        a position (+inf where there was only one); the magnitude is the
-        largest absolute accumulated score seen.
+        Returns (path, final accumulated score); the path is a list of
+        (begin, length, id, score). Used in context (see _encode_in_context)
+        and as the reference the cached path is tested against.
 
         All nodes starting at one position share their candidates, and
         ``acc + score`` is computed exactly in doubles, so the predecessor
@@ -195,25 +193,17 @@ class UnigramModel(Model):
         prevs = [-1]
         ends: list[list[int]] = [[] for _ in range(n + 1)]
         ends[0].append(0)
-        inf = float("inf")
-        gap_min = inf
-        magnitude = abs(start)
         unpack, pack = _F32.unpack, _F32.pack
         nodes_at = self.nodes_at
         for pos in range(n):
             left = ends[pos]
             best_node, best, second = best_two(left, accs)
-            gap = best - second
-            if gap < gap_min:
-                gap_min = gap
-            close = gap <= 1e-6 * (1.0 + abs(best))
+            close = best - second <= 1e-6 * (1.0 + abs(best))
             for length, piece_id, score in nodes_at(text, pos):
                 if close:
                     prev, acc = exact_choice(left, accs, score)
                 else:
                     prev, acc = best_node, unpack(pack(best + score))[0]
-                if acc > magnitude or -acc > magnitude:
-                    magnitude = abs(acc)
                 begins.append(pos)
                 lengths.append(length)
                 ids.append(piece_id)
@@ -224,16 +214,13 @@ class UnigramModel(Model):
         # The end-of-sentence node: score 0, so candidates are the accs.
         final = ends[n]
         best_node = max(final, key=accs.__getitem__)  # first max wins
-        others = [accs[i] for i in final if i != best_node]
-        if others:
-            gap_min = min(gap_min, accs[best_node] - max(others))
         path = []
         node = best_node
         while node > 0:
             path.append((begins[node], lengths[node], ids[node], scores[node]))
             node = prevs[node]
         path.reverse()
-        return path, accs[best_node], gap_min, magnitude
+        return path, accs[best_node]
 
     # -- encoding -------------------------------------------------------
     def _pieces(self, text: str, path) -> tuple[tuple[str, int], ...]:
@@ -348,7 +335,7 @@ class UnigramModel(Model):
                 if results[j].robustness > bound:
                     break
             text = "".join(words[i:j + 1])
-            path, acc, _, _ = self.viterbi(text, acc)
+            path, acc = self.viterbi(text, acc)
             out.extend(self._pieces(text, path))
             i = j + 1
         return out
