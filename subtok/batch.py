@@ -16,7 +16,7 @@ import random
 from collections.abc import Callable, Iterable, Iterator
 
 from .errors import DecodeError, EncodeError, SubtokError
-from .processor import Pair, SentencePieceProcessor
+from .processor import Pair, SentencePieceProcessor, format_pairs
 from .sampling import line_rng
 
 EXTRA_OPTIONS = ("bos", "eos", "reverse", "unk", "unk_piece")
@@ -80,10 +80,7 @@ class LineEncoder:
     def __call__(self, line: bytes) -> bytes:
         if not self.options:
             return _bytes(self.processor.encode_line(_text(line), self.ids))
-        pairs = self.pairs(line)
-        if self.ids:
-            return " ".join([str(i) for _, i in pairs]).encode("ascii")
-        return _bytes(" ".join([p for p, _ in pairs]))
+        return _bytes(format_pairs(self.pairs(line), self.ids))
 
 
 class SampleLineEncoder:
@@ -135,9 +132,7 @@ class SampleLineEncoder:
     def _format(self, pairs: list[Pair]) -> bytes:
         if self.options:
             pairs = apply_extra_options(pairs, self.options, self.processor)
-        if self.ids:
-            return " ".join([str(i) for _, i in pairs]).encode("ascii")
-        return _bytes(" ".join([p for p, _ in pairs]))
+        return _bytes(format_pairs(pairs, self.ids))
 
     def __call__(self, line: bytes, number: int = 1) -> bytes:
         text = _text(line)

@@ -282,10 +282,7 @@ class SentencePieceProcessor:
         return " ".join(map(_TEXT, entries))
 
     def _general_line(self, text: str, ids: bool) -> str:
-        pairs = self.encode_pairs(text)
-        if ids:
-            return " ".join([str(i) for _, i in pairs])
-        return " ".join([p for p, _ in pairs])
+        return format_pairs(self.encode_pairs(text), ids)
 
     def _line_entry(self, word: str, ids: bool, cache: dict, key: str | None = None):
         """A word's cached CLI output: (text, unknown-edge flags (1: starts,
@@ -299,7 +296,7 @@ class SentencePieceProcessor:
         unk = self.vocab.unk_index
         starts_unk = self._merges_unknown and pairs[0][1] == unk
         ends_unk = self._merges_unknown and pairs[-1][1] == unk
-        text = " ".join([str(i) for _, i in pairs]) if ids else " ".join([p for p, _ in pairs])
+        text = format_pairs(pairs, ids)
         entry = (text, starts_unk | (ends_unk << 1), encoded.robustness, encoded.magnitude)
         if len(cache) > 2_000_000:
             cache.clear()
@@ -606,6 +603,13 @@ class SentencePieceProcessor:
         if isinstance(first, str):
             return self.decode_pieces(input)
         return self.decode_ids(input)
+
+
+def format_pairs(pairs: list[Pair], ids: bool) -> str:
+    """One line of spm_encode output: ids or pieces joined by single spaces."""
+    if ids:
+        return " ".join([str(i) for _, i in pairs])
+    return " ".join([p for p, _ in pairs])
 
 
 # Fields of a CLI cache entry (see SentencePieceProcessor._line_entry).
