@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import MODELS_DIR, needs_data
 from subtok import SentencePieceProcessor
 from subtok.model_file import ModelData, build_proto
 from subtok.vocab import PieceType, byte_piece
@@ -132,10 +133,8 @@ def test_bos_undefined_is_reported_like_sentencepiece():
         sp.encode("a", add_bos=True)
 
 
+@needs_data
 def test_offsets_match_sentencepiece_proto(spm):
-    from conftest import MODELS_DIR, needs_data  # noqa: F401
-    if not MODELS_DIR.is_dir():
-        pytest.skip("shared data not found")
     for name in ("hf_test_sentencepiece", "llama2", "maxtext_c4_unigram32k", "mistral_instruct_v3"):
         path = str(MODELS_DIR / (name + ".model"))
         ref = spm.SentencePieceProcessor(model_file=path)
