@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conftest import HOSTILE_LINES, corpus_paths, model_id, model_paths, needs_data, sample_lines
 from subtok import NormalizerError, SentencePieceProcessor
@@ -44,15 +46,10 @@ def _valid(line: bytes) -> bool:
 
 
 RULES = {"\uff21": "A", "\uff22": "B", "\t": " ", "\u3000": " ", "\ufb01": "fi", "x\u0301": "X",
-         "\u00a8": " \u0308", "\u0007": "", "\u2581": " "}
+         "\u00a8": " \u0308", "\u0007": "", "\u2581": " ", "\U0001d400": "A", "\u2025": " .  . "}
 
 
-@pytest.mark.parametrize("flags", [
-    dict(), dict(add_dummy_prefix=False), dict(remove_extra_whitespaces=False),
-    dict(add_dummy_prefix=False, remove_extra_whitespaces=False), dict(escape_whitespaces=False),
-    dict(treat_whitespace_as_suffix=True),
-])
-def test_flags_match_sentencepiece_on_a_handmade_charsmap(spm, flags):
+def _handmade(spm, flags):
     from sentencepiece import sentencepiece_model_pb2 as pb
     proto = pb.ModelProto()
     for piece, kind in (("<unk>", 2), ("a", 1), ("<u>", 4)):
@@ -63,12 +60,36 @@ def test_flags_match_sentencepiece_on_a_handmade_charsmap(spm, flags):
         setattr(proto.normalizer_spec, key, flags.get(key, True))
     proto.trainer_spec.treat_whitespace_as_suffix = flags.get("treat_whitespace_as_suffix", False)
     sp = spm.SentencePieceProcessor(model_proto=proto.SerializeToString())
-    ours = Normalizer(RULES, user_defined_symbols=["<u>"], **flags)
+    return sp, Normalizer(RULES, user_defined_symbols=["<u>"], **flags)
+
+
+@pytest.mark.parametrize("flags", [
+    dict(), dict(add_dummy_prefix=False), dict(remove_extra_whitespaces=False),
+    dict(add_dummy_prefix=False, remove_extra_whitespaces=False), dict(escape_whitespaces=False),
+    dict(treat_whitespace_as_suffix=True),
+])
+def test_flags_match_sentencepiece_on_a_handmade_charsmap(spm, flags):
+    sp, ours = _handmade(spm, flags)
     for text in ["", " ", "  a  ", "\uff21\uff22\t\u3000c", "\ufb01x\u0301y", "a\u00a8b", " \u00a8",
                  "\u0007\u0007", "a\u0007 b", "<u>\uff21<u>", "  <u> ", "\u2581 a\u2581", "x\u0301\u0301"]:
         expected, offsets = sp.normalize(text, with_offsets=True)
         assert ours.normalize(text) == expected, (text, flags)
         assert ours.normalize_with_offsets(text) == (expected, list(offsets)), (text, flags)
+
+
+@pytest.mark.parametrize("flags", [dict(), dict(remove_extra_whitespaces=False),
+                                   dict(treat_whitespace_as_suffix=True)])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(alphabet="ab x\u0301\uff21\t\u3000\u00a8\u0007\u2581\U0001d400\U0001f600\u2025<u>",
+                    max_size=30))
+def test_whole_runs_normalize_like_sentencepiece(spm, flags, text):
+    """normalize() takes rule-free stretches whole (collapsing their spaces
+    at once); with offsets every character is a step. Both must agree
+    with sentencepiece, astral characters (rule or not) included."""
+    sp, ours = _handmade(spm, flags)
+    expected, offsets = sp.normalize(text, with_offsets=True)
+    assert ours.normalize(text) == expected
+    assert ours.normalize_with_offsets(text) == (expected, list(offsets))
 
 
 @pytest.mark.parametrize("blob, message", [

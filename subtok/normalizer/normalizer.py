@@ -34,6 +34,7 @@ from collections.abc import Iterable, Iterator
 from .charsmap import CharsMap, DictRules
 
 SPACE_SYMBOL = "\u2581"  # "▁", SentencePiece's escaped space
+_SPACE_RUN = re.compile(" {2,}")
 
 
 def _char_class(chars: Iterable[str]) -> str:
@@ -77,7 +78,11 @@ class Normalizer:
         triggers.update(s[0] for s in self.user_defined)
         triggers.update(map(chr, range(0xD800, 0xE000)))
         self._trigger_chars = frozenset(triggers)
-        self._trigger = re.compile("[%s]" % _char_class(triggers))
+        # ``re`` tests a class of BMP characters with a bitmap but a class
+        # with astral ones range by range: screen with the BMP triggers plus
+        # "any astral character", and look closer only when one is found.
+        bmp = [c for c in triggers if ord(c) < 0x10000]
+        self._screen = re.compile("[%s\U00010000-\U0010ffff]" % _char_class(bmp))
         self._prefix = self.space if add_dummy_prefix and not treat_whitespace_as_suffix else ""
         self._suffix = self.space if add_dummy_prefix and treat_whitespace_as_suffix else ""
 
@@ -86,13 +91,16 @@ class Normalizer:
         """Return the normalized text (no offsets)."""
         if not text:
             return ""
-        if self._trigger_chars.isdisjoint(text):
+        if self.is_plain(text):
             return self._normalize_plain(text)
         return self._normalize_steps(text, None)
 
     def is_plain(self, text: str) -> bool:
         """True if no rule or user-defined symbol can apply anywhere in ``text``."""
-        return self._trigger_chars.isdisjoint(text)
+        found = self._screen.search(text)
+        if found is None:
+            return True
+        return found.group() > "\uffff" and self._trigger_chars.isdisjoint(text)
 
     def normalize_with_offsets(self, text: str) -> tuple[str, list[int]]:
         """Return (normalized, norm_to_orig).
@@ -136,15 +144,42 @@ class Normalizer:
             return "\ufffd", 1
         return char, 1
 
-    def _steps(self, text: str) -> Iterator[tuple[str, int]]:
-        """All steps over ``text``, skipping quickly over rule-free runs."""
+    def _next_trigger(self, text: str, start: int) -> int:
+        """Index of the first trigger character at or after ``start``, or -1."""
+        screen = self._screen.search
+        triggers = self._trigger_chars
+        while True:
+            found = screen(text, start)
+            if found is None:
+                return -1
+            at = found.start()
+            if found.group() <= "\uffff" or text[at] in triggers:
+                return at
+            start = at + 1
+
+    def _steps(self, text: str, runs: bool = False) -> Iterator[tuple[str, int]]:
+        """All steps over ``text``, skipping quickly over rule-free runs.
+
+        With ``runs``, a rule-free stretch comes as one step (its text and
+        length) instead of one step per character: enough when no offsets
+        are wanted. Runs of spaces inside it are collapsed here already
+        when extra whitespace goes, which is what the per-character steps
+        would come to.
+        """
         i, n = 0, len(text)
-        search = self._trigger.search
+        collapse = self.remove_extra_whitespaces
         while i < n:
-            match = search(text, i)
-            stop = n if match is None else max(i, match.start() - 1)
-            for char in text[i:stop]:
-                yield char, 1
+            at = self._next_trigger(text, i)
+            stop = n if at < 0 else max(i, at - 1)
+            if runs:
+                if stop > i:
+                    run = text[i:stop]
+                    if collapse and "  " in run:
+                        run = _SPACE_RUN.sub(" ", run)
+                    yield run, stop - i
+            else:
+                for char in text[i:stop]:
+                    yield char, 1
             i = stop
             if i < n:
                 output, length = self._step(text, i)
@@ -157,7 +192,8 @@ class Normalizer:
         remove_extra = self.remove_extra_whitespaces
         out: list[str] = []
         consumed = 0
-        steps = self._steps(text)
+        runs = offsets is None
+        steps = self._steps(text, runs)
         first = None
         for output, length in steps:
             if remove_extra and output == " ":
