@@ -38,7 +38,7 @@ import math
 import random
 import struct
 
-from .models.unigram import best_two, exact_choice, f32
+from .models.unigram import f32
 from .vocab import PieceType
 
 #: Node indices of the begin- and end-of-sentence nodes of every lattice.
@@ -203,6 +203,33 @@ def user_defined_score(length: int) -> float:
     ``0.1 * (length - 1)`` in doubles, rounded to float.
     """
     return f32(0.1 * (length - 1))
+
+
+def best_two(left: list[int], accs: list[float]) -> tuple[int, float, float]:
+    """(first node with the largest acc, that acc, the second largest acc).
+
+    The second is -inf when there is a single candidate.
+    """
+    best_node = left[0]
+    best = accs[best_node]
+    second = -float("inf")
+    for node in left[1:]:
+        value = accs[node]
+        if value > best:
+            second, best, best_node = best, value, node
+        elif value > second:
+            second = value
+    return best_node, best, second
+
+
+def exact_choice(left: list[int], accs: list[float], score: float) -> tuple[int, float]:
+    """Float32 argmax of ``acc + score`` over ``left``; the first wins ties."""
+    best_node, best = -1, 0.0
+    for node in left:
+        total = _F32.unpack(_F32.pack(accs[node] + score))[0]
+        if best_node < 0 or total > best:
+            best, best_node = total, node
+    return best_node, best
 
 
 class Lattice:

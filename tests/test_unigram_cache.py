@@ -10,10 +10,13 @@ longest paragraphs of gutenberg_en and runs of tie-prone characters.
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conftest import CORPORA_DIR, MODELS_DIR, needs_data
+from subtok import SentencePieceProcessor
+from test_tiny_models import META, N, S, make
 
-pytestmark = needs_data
 
 TIE_PRONE = ["-" * 5000, "\u2026" * 700, ("ab " * 3000).strip(), "=-" * 2000,
              ". " * 2500, ("x" * 9 + " ") * 500]
@@ -24,6 +27,7 @@ def _longest_lines(count: int) -> list[str]:
     return sorted(lines, key=len)[-count:]
 
 
+@needs_data
 @pytest.mark.parametrize("name", ["maxtext_c4_unigram32k", "test_model", "chinese_llama_human_unigram"])
 def test_cached_encoding_equals_whole_sentence_viterbi_and_oracle(spm, name):
     import subtok
@@ -39,3 +43,50 @@ def test_cached_encoding_equals_whole_sentence_viterbi_and_oracle(spm, name):
         assert cached == plain
         assert mine.encode(text) == ref.encode(text)
         assert mine.encode_line(text, True) == " ".join(map(str, ref.encode(text)))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(offsets=st.lists(st.integers(-6, 6), min_size=5, max_size=5), scale=st.integers(14, 20),
+       words=st.lists(st.sampled_from(["ab", "ba", "aba", "abab", "bab", "a", "b", "c", "abc"]),
+                      min_size=1, max_size=5),
+       filler=st.integers(0, 2500))
+def test_near_ties_at_large_accumulated_scores_match_sentencepiece(spm, offsets, scale, words,
+                                                                   filler):
+    """Words whose segmentations tie up to a few 2**-scale, after filler
+    words that push the accumulated score up to ~150000 (ulp 1/64): the
+    cache must reuse a word only where float32 rounding cannot flip its
+    path, and fall back to the exact computation elsewhere. (A bound 64
+    times too optimistic fails here.)"""
+    d = [k * 2.0 ** -scale for k in offsets]
+    model = make(META + [(S, -1.0, N), ("a", -2.0, N), ("b", -2.0, N), ("c", -60.0, N),
+                         ("ab", -4.0 + d[0], N), (S + "a", -3.0 + d[1], N), (S + "ab", -5.0 + d[2], N),
+                         ("ba", -4.0 + d[3], N), ("bab", -6.0 + d[4], N)])
+    ref = spm.SentencePieceProcessor(model_proto=model)
+    mine = SentencePieceProcessor(model_proto=model)
+    tail = " ".join(words)
+    mine.encode(tail)
+    mine.encode_line(tail, True)  # both caches now hold the words computed alone
+    line = "c " * filler + tail
+    expected = ref.encode(line)
+    assert mine.encode(line) == expected
+    assert mine.encode_line(line, True) == " ".join(map(str, expected))
+
+
+@pytest.mark.parametrize("scale", [16, 18, 20])
+@pytest.mark.parametrize("sign", [-1, 1])
+def test_near_tie_across_a_range_of_offsets_matches_sentencepiece(spm, scale, sign):
+    """One word whose two segmentations differ by 2**-scale, cached alone,
+    then placed after 0..6144 filler words: every offset from exact reuse
+    to certain float32 collapse (where the first offered, "▁ab", wins even
+    when it is the smaller) must give sentencepiece's answer."""
+    model = make(META + [(S, -1.0, N), ("a", -2.5, N), ("b", -2.5, N), ("c", -60.0, N),
+                         ("ab", -4.0, N), (S + "ab", -5.0 + sign * 2.0 ** -scale, N)])
+    ref = spm.SentencePieceProcessor(model_proto=model)
+    mine = SentencePieceProcessor(model_proto=model)
+    mine.encode("ab")
+    mine.encode_line("ab", True)
+    for filler in [0] + [2 ** k for k in range(12)] + [3 * 2 ** k for k in range(10)]:
+        line = "c " * filler + "ab ab"
+        expected = ref.encode(line)
+        assert mine.encode(line) == expected, filler
+        assert mine.encode_line(line, True) == " ".join(map(str, expected)), filler

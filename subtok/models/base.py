@@ -90,7 +90,7 @@ class Model:
         if found is None:
             parts = self.safe_parts(word)
             if len(parts) == 1:
-                found = self._encode_word(word)
+                found = self.encode_part(word)
             else:
                 found = self.combine([self.encode_word(part) for part in parts])
             if cache:
@@ -125,7 +125,8 @@ class Model:
             out.extend(self.encode_word(word).pieces)
         return out
 
-    def _encode_word(self, word: str) -> WordEncoding:
+    def encode_part(self, part: str) -> WordEncoding:
+        """Segment a word, or a part of one that no cut splits (uncached)."""
         raise NotImplementedError
 
     def __getstate__(self) -> dict:

@@ -53,7 +53,7 @@ class BPEModel(Model):
         self.unused = frozenset(p for p, i in vocab.normal.items()
                                 if vocab.types[i] == PieceType.UNUSED)
 
-    def _encode_word(self, word: str) -> WordEncoding:
+    def encode_part(self, word: str) -> WordEncoding:
         return WordEncoding(tuple(self.merge(word)))
 
     def merge(self, text: str, alpha: float = 0.0, rng: random.Random | None = None) -> list[tuple[str, int]]:

@@ -19,7 +19,7 @@ class CharModel(Model):
         self.user_defined = frozenset(vocab.user_defined())
         self.max_user = max(map(len, self.user_defined), default=0)
 
-    def _encode_word(self, word: str) -> WordEncoding:
+    def encode_part(self, word: str) -> WordEncoding:
         normal, unk = self.vocab.normal, self.vocab.unk_index
         symbols = initial_symbols(word, self.user_defined, self.max_user)
         return WordEncoding(tuple((s, normal.get(s, unk)) for s, _ in symbols))

@@ -16,8 +16,8 @@ Caching per word is therefore subtle: a word's decisions computed alone
 (starting from accumulated score 0) may differ from the same word computed
 inside a sentence whose accumulated score ``A`` shifts every sum and thus
 its float32 rounding. For every word we record the smallest gap between the
-best and second-best candidate at any node, and turn it into a bound on
-``|A|`` below which rounding cannot flip any decision. When a sentence's
+best and second-best candidate where the best path's pieces end, and turn
+it into a bound on ``|A|`` below which rounding cannot flip the path. When a sentence's
 accumulated score stays below the bound of all its words (almost always),
 cached results are exact. Otherwise the affected words are recomputed in
 context, starting from the exact float32 accumulated score, which is known
@@ -33,11 +33,9 @@ from .base import Model, WordEncoding
 
 _F32 = struct.Struct("<f")
 
-# Rounding-error budget: a float32 sum of k terms whose partial sums stay
-# below M in magnitude is off by at most k * M * 2**-24; comparing two such
-# sums computed from two different offsets needs four of those, and we keep
-# a factor 2 spare.
-_ERROR_SCALE = 2.0 ** -21
+# Rounding-error budget (see UnigramModel.encode_part): in float32, every
+# addition ``acc + score`` is off by at most 2**-24 of its result.
+_UNIT_ROUNDOFF = 2.0 ** -24
 
 
 def f32(value: float) -> float:
@@ -45,84 +43,23 @@ def f32(value: float) -> float:
     return _F32.unpack(_F32.pack(value))[0]
 
 
-class _CharTrie(dict):
-    """Pieces as a character trie: char -> (children, (id, score) or None).
+def piece_lookup(table: dict[str, tuple[int, float]]) -> dict[str, tuple[int, float, bool]]:
+    """Every piece and every proper prefix of a piece -> (id, score, longer).
 
-    Walking it one character at a time finds every piece starting at a
-    position without building or hashing a substring per length. The
-    branch under each first character is built the first time that
-    character is looked up, so loading a model stays cheap and a text only
-    pays for the characters it uses.
+    ``id`` is -1 for a prefix that is not itself a piece; ``longer`` says
+    whether some piece extends the string. Walking the text one character
+    at a time, a single dictionary probe per length tells both whether a
+    piece ends here and whether to keep going.
     """
-
-    def __init__(self, table: dict[str, tuple[int, float]]) -> None:
-        super().__init__()
-        self._groups: dict[str, list[tuple[str, tuple[int, float]]]] = {}
-        for piece, entry in table.items():
-            self._groups.setdefault(piece[0], []).append((piece, entry))
-
-    def get(self, char: str, default=None):
-        hit = dict.get(self, char)
-        if hit is None:
-            group = self._groups.pop(char, None)
-            if group is None:
-                return default
-            hit = self[char] = _branch(group)
-        return hit
-
-
-def _branch(group: list[tuple[str, tuple[int, float]]]) -> tuple[dict, tuple[int, float] | None]:
-    """The trie node of one first character, from the pieces starting with it."""
-    top: dict = {}
-    own = None
-    for piece, entry in group:
-        if len(piece) == 1:
-            own = entry
-            continue
-        children = top
-        for char in piece[1:-1]:
-            hit = children.get(char)
-            if hit is None:
-                hit = children[char] = ({}, None)
-            elif hit[0] is _NO_CHILDREN:
-                hit = children[char] = ({}, hit[1])
-            children = hit[0]
-        last = piece[-1]
-        hit = children.get(last)
-        children[last] = (hit[0] if hit else _NO_CHILDREN, entry)
-    return top, own
-
-
-# Shared by every trie leaf (never mutated: a node gets its own dict when a
-# longer piece first passes through it). Most nodes are leaves.
-_NO_CHILDREN: dict = {}
-
-
-def best_two(left: list[int], accs: list[float]) -> tuple[int, float, float]:
-    """(first node with the largest acc, that acc, the second largest acc).
-
-    The second is -inf when there is a single candidate.
-    """
-    best_node = left[0]
-    best = accs[best_node]
-    second = -float("inf")
-    for node in left[1:]:
-        value = accs[node]
-        if value > best:
-            second, best, best_node = best, value, node
-        elif value > second:
-            second = value
-    return best_node, best, second
-
-
-def exact_choice(left: list[int], accs: list[float], score: float) -> tuple[int, float]:
-    """Float32 argmax of ``acc + score`` over ``left``; the first wins ties."""
-    best_node, best = -1, 0.0
-    for node in left:
-        total = _F32.unpack(_F32.pack(accs[node] + score))[0]
-        if best_node < 0 or total > best:
-            best, best_node = total, node
-    return best_node, best
+    lookup: dict[str, tuple[int, float, bool]] = {}
+    for piece in table:
+        for end in range(1, len(piece)):
+            prefix = piece[:end]
+            if prefix not in lookup:
+                lookup[prefix] = (-1, 0.0, True)
+    for piece, (piece_id, score) in table.items():
+        lookup[piece] = (piece_id, score, piece in lookup)
+    return lookup
 
 
 class UnigramModel(Model):
@@ -144,29 +81,37 @@ class UnigramModel(Model):
                 normal_scores.append(score)
             table[piece] = (index, score)
         self.table = table
-        self.max_piece_length = max(map(len, table), default=1)
         self.unk_score = f32(min(normal_scores, default=0.0) - 10.0)
-        self.trie = _CharTrie(table)
         self.max_abs_score = max([abs(v) for _, v in table.values()] + [abs(self.unk_score)])
+        #: The largest |score| of a NORMAL piece: with a piece count, it
+        #: bounds the accumulated score of a segmentation without unknowns.
+        self.max_normal_score = max(map(abs, normal_scores), default=0.0)
+        self._lookup: dict[str, tuple[int, float, bool]] | None = None
+
+    @property
+    def lookup(self) -> dict[str, tuple[int, float, bool]]:
+        """See :func:`piece_lookup`; built on first use to keep loading fast."""
+        if self._lookup is None:
+            self._lookup = piece_lookup(self.table)
+        return self._lookup
 
     # -- lattice --------------------------------------------------------
     def nodes_at(self, text: str, pos: int) -> list[tuple[int, int, float]]:
-        """Nodes starting at ``pos`` as (length, id, score), shortest first."""
+        """Nodes starting at ``pos`` as (length, id, score), shortest first;
+        an unknown node last if no piece of one character starts there."""
         found = []
-        has_single = False
-        children = self.trie
-        stop, n = pos, len(text)
-        while stop < n:
-            hit = children.get(text[stop])
-            if hit is None:
+        get = self.lookup.get
+        end, n = pos + 1, len(text)
+        while end <= n:
+            entry = get(text[pos:end])
+            if entry is None:
                 break
-            children, entry = hit
-            stop += 1
-            if entry is not None:
-                found.append((stop - pos, entry[0], entry[1]))
-                if stop == pos + 1:
-                    has_single = True
-        if not has_single:
+            if entry[0] >= 0:
+                found.append((end - pos, entry[0], entry[1]))
+            if not entry[2]:
+                break
+            end += 1
+        if not found or found[0][0] != 1:
             found.append((1, self.vocab.unk_index, self.unk_score))
         return found
 
@@ -177,114 +122,118 @@ class UnigramModel(Model):
         (begin, length, id, score). Used in context (see _encode_in_context)
         and as the reference the cached path is tested against.
 
-        All nodes starting at one position share their candidates, and
-        ``acc + score`` is computed exactly in doubles, so the predecessor
-        with the largest ``acc`` wins for every node there; only when two
-        candidates are so close that float32 rounding of the sum could tie
-        them is the sum rounded per candidate (first wins).
+        This is sentencepiece's ``Encode``: one best value per end
+        position; every piece starting at ``i`` offers
+        ``float32(best[i] + score)`` to the position where it ends, and an
+        offer replaces the value there only if strictly larger, so among
+        equal float32 sums the first offered wins (the earliest start,
+        i.e. the longest piece).
         """
         n = len(text)
-        # Per node: begin, length, id, score, accumulated, previous node.
-        begins = [0]
-        lengths = [0]
-        ids = [-1]
-        scores = [0.0]
-        accs = [start]
-        prevs = [-1]
-        ends: list[list[int]] = [[] for _ in range(n + 1)]
-        ends[0].append(0)
         unpack, pack = _F32.unpack, _F32.pack
+        best = [start] + [0.0] * n
+        back: list = [None] * (n + 1)  # (begin, length, id, score) of the best node ending here
         nodes_at = self.nodes_at
-        for pos in range(n):
-            left = ends[pos]
-            best_node, best, second = best_two(left, accs)
-            close = best - second <= 1e-6 * (1.0 + abs(best))
-            for length, piece_id, score in nodes_at(text, pos):
-                if close:
-                    prev, acc = exact_choice(left, accs, score)
-                else:
-                    prev, acc = best_node, unpack(pack(best + score))[0]
-                begins.append(pos)
-                lengths.append(length)
-                ids.append(piece_id)
-                scores.append(score)
-                accs.append(acc)
-                prevs.append(prev)
-                ends[pos + length].append(len(begins) - 1)
-        # The end-of-sentence node: score 0, so candidates are the accs.
-        final = ends[n]
-        best_node = max(final, key=accs.__getitem__)  # first max wins
+        for i in range(n):
+            acc = best[i]
+            for length, piece_id, score in nodes_at(text, i):
+                end = i + length
+                value = unpack(pack(acc + score))[0]
+                if back[end] is None or value > best[end]:
+                    best[end] = value
+                    back[end] = (i, length, piece_id, score)
         path = []
-        node = best_node
-        while node > 0:
-            path.append((begins[node], lengths[node], ids[node], scores[node]))
-            node = prevs[node]
+        end = n
+        while end:
+            node = back[end]
+            path.append(node)
+            end = node[0]
         path.reverse()
-        return path, accs[best_node]
+        return path, best[n]
 
     # -- encoding -------------------------------------------------------
     def _pieces(self, text: str, path) -> tuple[tuple[str, int], ...]:
         return tuple((text[b:b + n], i) for b, n, i, _ in path)
 
-    def _encode_word(self, word: str) -> WordEncoding:
+    def encode_part(self, word: str) -> WordEncoding:
+        """The word alone, with the offset its decisions tolerate.
+
+        In context the word starts at a float32 accumulated score ``A``.
+        The best value carried to position ``p`` is a maximum of float32
+        sums, each ``A`` plus at most ``p`` scores, each addition off by at
+        most 2**-24 of ``|A| + reach``; so every candidate ending at ``p``
+        is within ``p * 2**-24 * (|A| + reach)`` of ``A`` plus its exact
+        value. Two candidates whose exact values differ by ``gap`` keep
+        their (strict) order while ``2 * p * 2**-24 * (|A| + reach) < gap``;
+        with a spare factor of two and ``p <= len(word) + 1``, that is
+        ``|A| < robustness``.
+        """
         pieces, gap, reach, magnitude = self.viterbi_alone(word)
-        additions = len(word) + 2
-        robustness = gap / (additions * _ERROR_SCALE) - reach
+        robustness = gap / (4 * _UNIT_ROUNDOFF * (len(word) + 1)) - reach
         return WordEncoding(pieces, robustness, magnitude)
 
     def viterbi_alone(self, text: str) -> tuple[tuple[tuple[str, int], ...], float, float, float]:
         """Viterbi from score 0 in exact (double) arithmetic, for the cache.
 
-        Returns (pieces, smallest gap, reach, path magnitude). No float32
-        rounding is done here: a cached result is reused only where its
-        gaps exceed the float32 error of the real computation at the real
-        offset (see the module docstring), and that bound holds whether the
-        standalone sums were rounded or not. Ties (gap 0) are never reused.
+        Returns (pieces, smallest gap, reach, path magnitude): the smallest
+        difference between the best and the second best candidate at the
+        positions where the best path's pieces end, the largest ``|acc|``
+        any node can have, and the sum of ``|score|`` over the best path.
+
+        Only decisions on the best path count: elsewhere a flip changes
+        which node is remembered, never the best value carried forward,
+        and the path never reads it. No float32 rounding is done here: a
+        cached result is reused only where its gaps exceed the float32
+        error of the real computation at the real offset (see
+        :meth:`encode_part`). Ties (gap 0) are never reused.
+
+        Pieces are pushed forward: position ``i`` is final once every
+        position before it has been expanded, and only the best and the
+        second best sums ending at each position are kept.
         """
         n = len(text)
-        nodes_at = self.nodes_at
-        unk_id = self.vocab.unk_index
-        # node: (begin, length, id, score, previous node index)
-        nodes: list[tuple] = [(0, 0, -1, 0.0, -1)]
-        accs = [0.0]
-        ends: list[list[int]] = [[] for _ in range(n + 1)]
-        ends[0].append(0)
+        get = self.lookup.get
+        unk_id, unk_score = self.vocab.unk_index, self.unk_score
         inf = float("inf")
-        gap_min = inf
-        reach = 0.0
-        for pos in range(n):
-            left = ends[pos]
-            if len(left) == 1:  # the common case, kept inline: this loop is hot
-                best_node = left[0]
-                best = accs[best_node]
-            else:
-                best_node, best, second = best_two(left, accs)
-                if best - second < gap_min:
-                    gap_min = best - second
-            if best > reach or -best > reach:
-                reach = abs(best)
-            for length, piece_id, score in nodes_at(text, pos):
-                ends[pos + length].append(len(nodes))
-                nodes.append((pos, length, piece_id, score, best_node))
-                accs.append(best + score)
-        final = ends[n]
-        best_node = max(final, key=accs.__getitem__)
-        if len(final) > 1:
-            others = [accs[i] for i in final if i != best_node]
-            gap_min = min(gap_min, accs[best_node] - max(others))
-        reach = max(reach, abs(accs[best_node])) + self.max_abs_score
+        best = [0.0] + [-inf] * n
+        second = [-inf] * (n + 1)
+        back: list = [None] * (n + 1)  # (begin, id, score) of the best node ending here
+        for i in range(n):
+            acc = best[i]
+            end = i + 1
+            entry = get(text[i])
+            if entry is None or entry[0] < 0:  # no piece of one character: unknown
+                value = acc + unk_score
+                if value > best[end]:
+                    second[end], best[end], back[end] = best[end], value, (i, unk_id, unk_score)
+                elif value > second[end]:
+                    second[end] = value
+            while entry is not None:
+                if entry[0] >= 0:
+                    value = acc + entry[1]
+                    if value > best[end]:
+                        second[end], best[end], back[end] = best[end], value, (i, entry[0], entry[1])
+                    elif value > second[end]:
+                        second[end] = value
+                if not entry[2] or end == n:
+                    break
+                end += 1
+                entry = get(text[i:end])
+        reach = max(max(best), -min(best)) + self.max_abs_score
         pieces = []
+        gap = inf
         magnitude = 0.0
-        node = best_node
         names = self.vocab.pieces  # reuse the vocabulary's strings: caches stay small
-        while node > 0:
-            begin, length, piece_id, score, previous = nodes[node]
-            piece = text[begin:begin + length] if piece_id == unk_id else names[piece_id]
-            pieces.append((piece, piece_id))
+        end = n
+        while end:
+            if best[end] - second[end] < gap:
+                gap = best[end] - second[end]
+            begin, piece_id, score = back[end]
+            pieces.append((text[begin:end] if piece_id == unk_id else names[piece_id], piece_id))
             magnitude += abs(score)
-            node = previous
+            end = begin
         pieces.reverse()
-        return tuple(pieces), gap_min, reach, magnitude
+        return tuple(pieces), gap, reach, magnitude
 
     def combine(self, encodings: list[WordEncoding]) -> WordEncoding:
         """Join independent parts: a later part starts from the earlier

@@ -27,5 +27,5 @@ class WordModel(Model):
         """Words are looked up whole: never cut them."""
         return [word]
 
-    def _encode_word(self, word: str) -> WordEncoding:
+    def encode_part(self, word: str) -> WordEncoding:
         return WordEncoding(((word, self.vocab.normal.get(word, self.vocab.unk_index)),))
