@@ -24,6 +24,8 @@ from .models import MODELS
 from .models.unigram import words_reusable
 from .normalizer.charsmap import load_rules
 from .normalizer.normalizer import SPACE_SYMBOL, Normalizer
+from .output import format_pairs
+from .plain_lines import PlainLineEncoder
 from . import sampling as _sampling
 from .vocab import PieceType, byte_piece
 
@@ -103,7 +105,7 @@ class SentencePieceProcessor:
                                denormalize=denormalize)
         self._byte_pairs = [(byte_piece(b), i) for b, i in enumerate(vocab.byte_ids)]
         self._line_cache: dict[bool, dict[str, tuple]] = {True: {}, False: {}}
-        self._token_cache: dict[bool, dict[str, tuple]] = {True: {}, False: {}}
+        self._plain: dict[bool, PlainLineEncoder | None] = {True: None, False: None}
         self._plain_lines = (spec.add_dummy_prefix and spec.remove_extra_whitespaces
                              and spec.escape_whitespaces and not data.treat_whitespace_as_suffix
                              and self.model.cuts_before_every_space)
@@ -247,29 +249,26 @@ class SentencePieceProcessor:
     def encode_line(self, text: str, ids: bool) -> str:
         """One line of spm_encode output: ids or pieces joined by spaces.
 
-        The fast path of the CLI: each distinct word's output text is cached,
-        so a line costs a normalization, a split and a join. Lines where an
-        unknown run crosses a word boundary, or where a unigram word may not
-        be reused (see UnigramModel), take the general path.
+        The fast path of the CLI. A plain line (no normalization rule
+        applies, no "▁" typed in it) is a join of cached token outputs (see
+        plain_lines.py). Any other line is normalized and split into words
+        whose output texts are cached too. Lines where an unknown run
+        crosses a word boundary, or where a unigram word may not be reused
+        (see UnigramModel), take the general path.
         """
         if self._plain_lines and "\u2581" not in text and self.normalizer.is_plain(text):
-            # No rule applies and spaces only separate words: the words are
-            # the space-separated tokens, each with a "▁" in front, so the
-            # cache is keyed by the token itself.
-            cache = self._token_cache[ids]
-            get = cache.get
-            entries = [get(t) or self._line_entry(SPACE_SYMBOL + t, ids, cache, t)
-                       for t in text.split(" ") if t]
-            if not entries:
-                return ""
-        else:
-            normalized = self.normalizer.normalize(text)
-            if not normalized:
-                return ""
-            words = self.model.split_words(normalized)
-            cache = self._line_cache[ids]
-            get = cache.get
-            entries = [get(w) or self._line_entry(w, ids, cache) for w in words]
+            encoder = self._plain[ids]
+            if encoder is None:
+                encoder = self._plain[ids] = PlainLineEncoder(self, ids)
+            out = encoder.encode(text)
+            return self._general_line(text, ids) if out is None else out
+        normalized = self.normalizer.normalize(text)
+        if not normalized:
+            return ""
+        words = self.model.split_words(normalized)
+        cache = self._line_cache[ids]
+        get = cache.get
+        entries = [get(w) or self._line_entry(w, ids, cache) for w in words]
         if self._merges_unknown and any(map(_UNK_EDGE, entries)) and \
                 not _unknown_runs_stay_inside(entries):
             return self._general_line(text, ids)
@@ -284,7 +283,7 @@ class SentencePieceProcessor:
     def _general_line(self, text: str, ids: bool) -> str:
         return format_pairs(self.encode_pairs(text), ids)
 
-    def _line_entry(self, word: str, ids: bool, cache: dict, key: str | None = None):
+    def _line_entry(self, word: str, ids: bool, cache: dict):
         """A word's cached CLI output: (text, unknown-edge flags (1: starts,
         2: ends with an unknown piece that may merge), robustness, magnitude).
 
@@ -300,7 +299,7 @@ class SentencePieceProcessor:
         entry = (text, starts_unk | (ends_unk << 1), encoded.robustness, encoded.magnitude)
         if len(cache) > 2_000_000:
             cache.clear()
-        cache[word if key is None else key] = entry
+        cache[word] = entry
         return entry
 
     def _post_process(self, pairs) -> list[Pair]:
@@ -603,13 +602,6 @@ class SentencePieceProcessor:
         if isinstance(first, str):
             return self.decode_pieces(input)
         return self.decode_ids(input)
-
-
-def format_pairs(pairs: list[Pair], ids: bool) -> str:
-    """One line of spm_encode output: ids or pieces joined by single spaces."""
-    if ids:
-        return " ".join([str(i) for _, i in pairs])
-    return " ".join([p for p, _ in pairs])
 
 
 # Fields of a CLI cache entry (see SentencePieceProcessor._line_entry).

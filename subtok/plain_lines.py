@@ -1,0 +1,150 @@
+"""The CLI's fast path: plain lines encoded token by token from a cache.
+
+A *plain* line is one that no normalization rule or user-defined symbol
+touches and that holds no "▁" (see ``SentencePieceProcessor.encode_line``).
+Normalizing it only turns each space-separated token ``t`` into the word
+"▁t", and every word is segmented on its own, so the output line is the
+cached output texts of its tokens joined by spaces: one C-level dictionary
+lookup per token, no per-character work.
+
+Two things can still make a line differ from the join of its tokens:
+
+* Without byte fallback, neighbouring unknown pieces merge, also across
+  words. Tokens whose output starts or ends with an unknown piece are
+  *rejected*: a line holding one takes the general path.
+* Unigram sums scores in float32, so a word's segmentation may depend on
+  the accumulated score ``A`` where it starts (see ``models/unigram.py``).
+  A cached word is exact while ``|A|`` stays below its *robustness*. The
+  accumulated score before any word of a line is at most the largest
+  NORMAL ``|score|`` times the line's piece count, which the output text
+  gives (its spaces) — provided each token's own path respects that bound
+  per piece; tokens whose path does not (unknown pieces) are rejected.
+  Tokens whose robustness is below what the longest lines we accept could
+  need are kept in a small *weak* table, checked only when present.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .normalizer.normalizer import SPACE_SYMBOL
+from .output import format_pairs
+
+if TYPE_CHECKING:
+    from .processor import SentencePieceProcessor
+
+#: Lines with more output pieces than this take the general path, so a
+#: token needs robustness only up to the bound this many pieces give.
+MAX_PIECES = 4096
+
+#: Distinct tokens kept before the cache starts over (about 150 bytes each).
+MAX_TOKENS = 400_000
+
+
+class PlainLineEncoder:
+    """Encode plain lines to spm_encode output text (ids or pieces)."""
+
+    def __init__(self, processor: "SentencePieceProcessor", ids: bool) -> None:
+        self.processor = processor
+        self.ids = ids
+        model = processor.model
+        self._exact = model.exact_per_word
+        #: Bound on |score| per output piece of an accepted token.
+        self._per_piece = 0.0 if self._exact else model.max_normal_score
+        self._weak_limit = _offset_bound(self._per_piece * MAX_PIECES)
+        self._model = model
+        self._texts: dict[str, str] = {}
+        self._weak: dict[str, float] = {}
+        self._rejected: set[str] = set()
+        self._parts: dict[str, tuple[str, int, float, float, int]] = {}
+
+    def encode(self, line: str) -> str | None:
+        """The output line, or None if ``line`` needs the general path."""
+        tokens = list(filter(None, line.split(" ")))
+        try:
+            out = " ".join(map(self._texts.__getitem__, tokens))
+        except KeyError:
+            if not self._learn(tokens):
+                return None
+            out = " ".join(map(self._texts.__getitem__, tokens))
+        weak = self._weak
+        if not weak or weak.keys().isdisjoint(tokens):
+            return out
+        pieces = out.count(" ") + 1
+        if pieces > MAX_PIECES:
+            return None
+        limit = _offset_bound(self._per_piece * pieces)
+        if min(map(weak.__getitem__, weak.keys() & tokens)) > limit:
+            return out
+        return None
+
+    def _learn(self, tokens: list[str]) -> bool:
+        """Add the tokens not cached yet; False if one must be rejected."""
+        if not self._rejected.isdisjoint(tokens):
+            return False
+        if len(self._texts) > MAX_TOKENS:
+            self._texts.clear()
+            self._weak.clear()
+            self._rejected.clear()
+            self._parts.clear()
+        accepted = True
+        for token in set(tokens).difference(self._texts):
+            if not self._add(token):
+                accepted = False
+        return accepted
+
+    def _add(self, token: str) -> bool:
+        """Cache a token's output from those of its parts, unless rejected."""
+        parts = self._model.safe_parts(SPACE_SYMBOL + token)
+        if len(parts) == 1:
+            text, count, robustness, magnitude, edges = self._part(parts[0])
+        else:
+            text, count, robustness, magnitude, edges = _join([self._part(p) for p in parts])
+        if edges or magnitude > self._per_piece * count:
+            self._rejected.add(token)
+            return False
+        if robustness <= self._weak_limit:
+            self._weak[token] = robustness
+        self._texts[token] = text
+        return True
+
+    def _part(self, part: str) -> tuple[str, int, float, float, int]:
+        """A part's (output text, piece count, robustness, magnitude, edges);
+        ``edges`` has bit 1 (2) set if it starts (ends) with an unknown
+        piece that would merge with a neighbour's."""
+        found = self._parts.get(part)
+        if found is None:
+            processor = self.processor
+            encoding = self._model.encode_part(part)
+            pairs = processor._post_process(encoding.pieces)
+            edges = 0
+            if processor._merges_unknown:
+                unk = processor.vocab.unk_index
+                edges = (pairs[0][1] == unk) | (pairs[-1][1] == unk) << 1
+            found = self._parts[part] = (format_pairs(pairs, self.ids), len(pairs),
+                                         encoding.robustness, encoding.magnitude, edges)
+        return found
+
+
+def _join(parts: list[tuple[str, int, float, float, int]]) -> tuple[str, int, float, float, int]:
+    """Entries of consecutive parts as one: a later part starts from the
+    earlier parts' accumulated score, which lowers the offset it tolerates.
+    Unknown pieces meeting inside the token leave both edge bits set, so the
+    token is rejected."""
+    robustness = float("inf")
+    before = 0.0
+    edges = parts[0][4] & 1 | parts[-1][4] & 2
+    previous_edges = 0
+    for _, _, part_robustness, magnitude, part_edges in parts:
+        robustness = min(robustness, part_robustness - before)
+        before += magnitude
+        if previous_edges & 2 and part_edges & 1:
+            edges = 3
+        previous_edges = part_edges
+    return (" ".join([p[0] for p in parts]), sum([p[1] for p in parts]), robustness, before, edges)
+
+
+def _offset_bound(magnitude: float) -> float:
+    """The robustness a word needs when the words before it sum to at most
+    ``magnitude`` (float32 sums drift a little above the exact ones)."""
+    return 1.01 * magnitude + 1.0
