@@ -13,7 +13,7 @@ import itertools
 import multiprocessing
 import os
 import random
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from .errors import DecodeError, EncodeError, SubtokError
 from .processor import Pair, SentencePieceProcessor, format_pairs
@@ -60,7 +60,37 @@ def _bytes(text: str) -> bytes:
     return text.encode("utf-8", "surrogateescape")
 
 
-class LineEncoder:
+class PerLine:
+    """A function of one input line; :meth:`block` applies it to a block.
+
+    A block is lines joined by ``\\n`` (see ``streams.read_blocks``); its
+    output is one output line per input line, each ending in ``\\n``.
+    A subclass with ``numbered = True`` also gets each line's number.
+    """
+
+    numbered = False
+
+    def __call__(self, line: bytes, number: int = 1) -> bytes:
+        raise NotImplementedError
+
+    def lines(self, lines: list[bytes], first_line: int = 1) -> list[bytes]:
+        """The output of each line; an error names the input line it is about."""
+        out = []
+        for number, line in enumerate(lines, first_line):
+            try:
+                out.append(self(line, number) if self.numbered else self(line))
+            except SubtokError as exc:
+                raise type(exc)("line %d: %s" % (number, exc)) from None
+        return out
+
+    def block(self, block: bytes, first_line: int = 1) -> bytes:
+        """The output of a block of lines."""
+        out = self.lines(block.split(b"\n"), first_line)
+        out.append(b"")
+        return b"\n".join(out)
+
+
+class LineEncoder(PerLine):
     """Encode one line into the text of one output line (``piece`` or ``id``)."""
 
     def __init__(self, processor: SentencePieceProcessor, output_format: str,
@@ -77,13 +107,24 @@ class LineEncoder:
             pairs = apply_extra_options(pairs, self.options, self.processor)
         return pairs
 
-    def __call__(self, line: bytes) -> bytes:
+    def __call__(self, line: bytes, number: int = 1) -> bytes:
         if not self.options:
             return _bytes(self.processor.encode_line(_text(line), self.ids))
         return _bytes(format_pairs(self.pairs(line), self.ids))
 
+    def block(self, block: bytes, first_line: int = 1) -> bytes:
+        """Decode, encode and re-encode the whole block at once (the CLI's
+        hot loop); an error is located by going over it line by line."""
+        if self.options:
+            return super().block(block, first_line)
+        try:
+            out = "\n".join(self.processor.encode_lines(_text(block).split("\n"), self.ids))
+        except SubtokError:
+            return super().block(block, first_line)
+        return _bytes(out + "\n")
 
-class SampleLineEncoder:
+
+class SampleLineEncoder(PerLine):
     """spm_encode's ``sample_*`` and ``nbest_*`` output formats.
 
     ``sample_piece`` / ``sample_id``: one sampled segmentation per line
@@ -143,7 +184,7 @@ class SampleLineEncoder:
                                                         self.rng(number)))
 
 
-class LineDecoder:
+class LineDecoder(PerLine):
     """Decode one line of space-separated pieces or ids into text."""
 
     def __init__(self, processor: SentencePieceProcessor, input_format: str,
@@ -154,7 +195,7 @@ class LineDecoder:
         self.ids = input_format == "id"
         self.options = parse_extra_options(extra_options, processor)
 
-    def __call__(self, line: bytes) -> bytes:
+    def __call__(self, line: bytes, number: int = 1) -> bytes:
         fields = [f for f in _text(line).split(" ") if f]
         processor = self.processor
         if self.ids:
@@ -176,74 +217,81 @@ class LineDecoder:
 
 
 # -- several processes ----------------------------------------------------
-_worker_function: Callable[[bytes], bytes] | None = None
+_worker_function: PerLine | None = None
 
 
-def _init_worker(function: Callable[[bytes], bytes]) -> None:
+def _init_worker(function: PerLine) -> None:
     global _worker_function
     _worker_function = function
 
 
-def _apply(function: Callable[[bytes], bytes], first_line: int, chunk: list[bytes]) -> list[bytes]:
-    """Run ``function`` over a chunk; errors say which input line failed.
-
-    A function with a true ``numbered`` attribute also gets the line number.
-    """
-    out = []
-    numbered = getattr(function, "numbered", False)
-    for number, line in enumerate(chunk, first_line):
-        try:
-            out.append(function(line, number) if numbered else function(line))
-        except SubtokError as exc:
-            raise type(exc)("line %d: %s" % (number, exc)) from None
-    return out
-
-
-def _run_chunk(job: tuple[int, list[bytes]]) -> list[bytes]:
+def _run(job: tuple[str, int, object]):
+    """In a worker: ``function.block`` or ``function.lines`` on one job."""
     assert _worker_function is not None
-    return _apply(_worker_function, *job)
+    method, first_line, payload = job
+    return getattr(_worker_function, method)(payload, first_line)
 
 
-def _chunks(lines: Iterable[bytes], size: int) -> Iterator[tuple[int, list[bytes]]]:
-    iterator = iter(lines)
-    first = 1
-    while True:
-        chunk = list(itertools.islice(iterator, size))
-        if not chunk:
-            return
-        yield first, chunk
-        first += len(chunk)
+#: Jobs done in the parent before worker processes are forked.
+WARM_UP_JOBS = 1
 
 
-#: Chunks encoded in the parent before worker processes are forked.
-WARM_UP_CHUNKS = 3
-
-
-def map_lines(function: Callable[[bytes], bytes], lines: Iterable[bytes],
-              num_threads: int = 1, chunk_size: int = 2000) -> Iterator[bytes]:
-    """Apply ``function`` to every line, in order, using worker processes.
-
-    Lines are read lazily and only a few chunks per worker are in flight, so
-    memory stays bounded on huge inputs. An error names its input line.
-    """
+def _map(function: PerLine, method: str, jobs: Iterator[tuple[int, object]], num_threads: int):
+    """Results of ``function.<method>`` over (first line, payload) jobs, in
+    order. Only a few jobs per worker are in flight, so memory stays bounded
+    on huge inputs."""
+    run = getattr(function, method)
     if num_threads <= 1:
-        for first, chunk in _chunks(lines, chunk_size):
-            yield from _apply(function, first, chunk)
+        for first, payload in jobs:
+            yield run(payload, first)
         return
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    jobs = _chunks(lines, chunk_size)
     if "fork" in methods:
-        # The first chunks are done here: forked workers then inherit the
+        # The first jobs are done here: forked workers then inherit the
         # caches they filled (the most frequent words, most of the cost of
         # a cold start) instead of each rebuilding them.
-        for first, chunk in itertools.islice(jobs, WARM_UP_CHUNKS):
-            yield from _apply(function, first, chunk)
+        for first, payload in itertools.islice(jobs, WARM_UP_JOBS):
+            yield run(payload, first)
     in_flight: collections.deque = collections.deque()
     with context.Pool(num_threads, _init_worker, (function,)) as pool:
-        for job in jobs:
-            in_flight.append(pool.apply_async(_run_chunk, (job,)))
+        for first, payload in jobs:
+            in_flight.append(pool.apply_async(_run, ((method, first, payload),)))
             if len(in_flight) >= 2 * num_threads:
-                yield from in_flight.popleft().get()
+                yield in_flight.popleft().get()
         while in_flight:
-            yield from in_flight.popleft().get()
+            yield in_flight.popleft().get()
+
+
+def map_blocks(function: PerLine, blocks: Iterable[bytes], num_threads: int = 1) -> Iterator[bytes]:
+    """Apply ``function`` to every block of lines (see ``streams.read_blocks``)
+    in order, in ``num_threads`` worker processes; yields each block's output
+    (one line per input line, each ending in ``\\n``). Output is identical
+    for any number of workers; an error names its input line."""
+
+    def jobs() -> Iterator[tuple[int, bytes]]:
+        first = 1
+        for block in blocks:
+            yield first, block
+            first += block.count(b"\n") + 1
+
+    return _map(function, "block", jobs(), num_threads)
+
+
+def map_lines(function: PerLine, lines: Iterable[bytes], num_threads: int = 1,
+              chunk_size: int = 2000) -> Iterator[bytes]:
+    """Apply ``function`` to every line, in order, shipping ``chunk_size``
+    lines to a worker at a time; yields one output per input line."""
+
+    def jobs() -> Iterator[tuple[int, list[bytes]]]:
+        iterator = iter(lines)
+        first = 1
+        while True:
+            chunk = list(itertools.islice(iterator, chunk_size))
+            if not chunk:
+                return
+            yield first, chunk
+            first += len(chunk)
+
+    for outputs in _map(function, "lines", jobs(), num_threads):
+        yield from outputs

@@ -15,11 +15,11 @@ from collections import Counter
 import click
 
 from . import __version__
-from .batch import LineDecoder, LineEncoder, SampleLineEncoder, map_lines
+from .batch import LineDecoder, LineEncoder, SampleLineEncoder, map_blocks
 from .errors import EncodeError, SubtokError
 from .model_file import syms_text, vocab_text
 from .processor import SentencePieceProcessor
-from .streams import check_readable, open_output, read_lines
+from .streams import check_readable, open_output, read_blocks, read_lines
 from .vocab import PieceType
 
 SAMPLING_FORMATS = ("sample_piece", "sample_id", "nbest_piece", "nbest_id")
@@ -126,6 +126,15 @@ def _inputs(input_option: tuple[str, ...], files: tuple[str, ...]) -> list[str]:
     return paths
 
 
+def _write_blocks(blocks, output: str | None) -> None:
+    """Write output blocks; to stdout, each as soon as it is ready."""
+    with open_output(output) as out:
+        for block in blocks:
+            out.write(block)
+            if output is None or output == "-":
+                out.flush()
+
+
 def _write_lines(outputs, output: str | None) -> None:
     with open_output(output) as out:
         write = out.write
@@ -164,11 +173,10 @@ def encode(model, input, output, output_format, extra_options, nbest_size, alpha
     if vocabulary:
         processor.set_vocabulary(_read_vocabulary(vocabulary, vocabulary_threshold))
     paths = _inputs(input, files)
-    lines = read_lines(paths)
     if generate_vocabulary:
         encoder = LineEncoder(processor, "piece", "")
         counts: Counter = Counter()
-        for line in lines:
+        for line in read_lines(paths):
             for piece, piece_id in encoder.pairs(line):
                 kind = processor.vocab.types[piece_id]
                 if kind not in (PieceType.UNKNOWN, PieceType.CONTROL):
@@ -181,7 +189,7 @@ def encode(model, input, output, output_format, extra_options, nbest_size, alpha
                                     random_seed)
     else:
         encoder = LineEncoder(processor, output_format, extra_options)
-    _write_lines(map_lines(encoder, lines, num_threads), output)
+    _write_blocks(map_blocks(encoder, read_blocks(paths), num_threads), output)
 
 
 def _read_vocabulary(path: str, threshold: int) -> list[str]:
@@ -223,7 +231,7 @@ def decode(model, input, output, input_format, output_format, extra_options, num
     processor = _load(model)
     paths = _inputs(input, files)
     decoder = LineDecoder(processor, input_format, extra_options)
-    _write_lines(map_lines(decoder, read_lines(paths), num_threads), output)
+    _write_blocks(map_blocks(decoder, read_blocks(paths), num_threads), output)
 
 
 @main.command("export-vocab")

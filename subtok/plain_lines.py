@@ -41,6 +41,11 @@ MAX_PIECES = 4096
 MAX_TOKENS = 400_000
 
 
+#: What :meth:`PlainLineEncoder.encode` returns for a line with a token
+#: it has not seen yet (the caller then calls ``learn`` and tries again).
+NEW_TOKENS = object()
+
+
 class PlainLineEncoder:
     """Encode plain lines to spm_encode output text (ids or pieces)."""
 
@@ -48,25 +53,26 @@ class PlainLineEncoder:
         self.processor = processor
         self.ids = ids
         model = processor.model
+        self._model = model
         self._exact = model.exact_per_word
         #: Bound on |score| per output piece of an accepted token.
         self._per_piece = 0.0 if self._exact else model.max_normal_score
         self._weak_limit = _offset_bound(self._per_piece * MAX_PIECES)
-        self._model = model
-        self._texts: dict[str, str] = {}
+        #: token -> output text, or None for a rejected token.
+        self._texts: dict[str, str | None] = {}
         self._weak: dict[str, float] = {}
-        self._rejected: set[str] = set()
         self._parts: dict[str, tuple[str, int, float, float, int]] = {}
 
-    def encode(self, line: str) -> str | None:
-        """The output line, or None if ``line`` needs the general path."""
+    def encode(self, line: str):
+        """The output line; None if ``line`` needs the general path;
+        :data:`NEW_TOKENS` if a token of it is not cached yet."""
         tokens = list(filter(None, line.split(" ")))
         try:
             out = " ".join(map(self._texts.__getitem__, tokens))
         except KeyError:
-            if not self._learn(tokens):
-                return None
-            out = " ".join(map(self._texts.__getitem__, tokens))
+            return NEW_TOKENS
+        except TypeError:  # a rejected token's None
+            return None
         weak = self._weak
         if not weak or weak.keys().isdisjoint(tokens):
             return out
@@ -78,35 +84,30 @@ class PlainLineEncoder:
             return out
         return None
 
-    def _learn(self, tokens: list[str]) -> bool:
-        """Add the tokens not cached yet; False if one must be rejected."""
-        if not self._rejected.isdisjoint(tokens):
-            return False
+    def learn(self, tokens) -> None:
+        """Cache every token of ``tokens`` not cached yet: all of the lines
+        that met new tokens at once, so each distinct one is done once."""
         if len(self._texts) > MAX_TOKENS:
             self._texts.clear()
             self._weak.clear()
-            self._rejected.clear()
             self._parts.clear()
-        accepted = True
         for token in set(tokens).difference(self._texts):
-            if not self._add(token):
-                accepted = False
-        return accepted
+            if token:
+                self._add(token)
 
-    def _add(self, token: str) -> bool:
-        """Cache a token's output from those of its parts, unless rejected."""
+    def _add(self, token: str) -> None:
+        """Cache a token's output, joined from its parts' (or reject it)."""
         parts = self._model.safe_parts(SPACE_SYMBOL + token)
         if len(parts) == 1:
             text, count, robustness, magnitude, edges = self._part(parts[0])
         else:
             text, count, robustness, magnitude, edges = _join([self._part(p) for p in parts])
         if edges or magnitude > self._per_piece * count:
-            self._rejected.add(token)
-            return False
+            self._texts[token] = None
+            return
         if robustness <= self._weak_limit:
             self._weak[token] = robustness
         self._texts[token] = text
-        return True
 
     def _part(self, part: str) -> tuple[str, int, float, float, int]:
         """A part's (output text, piece count, robustness, magnitude, edges);
@@ -115,7 +116,7 @@ class PlainLineEncoder:
         found = self._parts.get(part)
         if found is None:
             processor = self.processor
-            encoding = self._model.encode_part(part)
+            encoding = self._model.encode_word(part)  # shares the model's part cache
             pairs = processor._post_process(encoding.pieces)
             edges = 0
             if processor._merges_unknown:

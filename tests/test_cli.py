@@ -177,3 +177,32 @@ def test_worker_processes_give_the_same_lines(lines):
         one = list(map_lines(encoder, lines, 1, chunk_size=2))
         two = list(map_lines(encoder, lines, 2, chunk_size=2))
         assert two == one and len(one) == len(lines)
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.lists(st.sampled_from([b"a", b"\n", b"\r", b"bc", b"\xe3\x81", b"\x82", b" "]),
+                     max_size=30).map(b"".join),
+       size=st.integers(1, 8))
+def test_blocks_hold_exactly_the_lines(tmp_path_factory, data, size):
+    """read_blocks cuts the input into blocks of whole lines whatever the
+    read size; split back, they are read_lines' lines. A block's encoding
+    is the lines' encodings, each followed by a newline, and an error
+    names the line (counted across blocks) it is about."""
+    from subtok.batch import LineEncoder
+    from subtok.streams import read_blocks, read_lines
+    path = tmp_path_factory.mktemp("blocks") / "in.txt"
+    path.write_bytes(data)
+    blocks = list(read_blocks([str(path)], size))
+    lines = list(read_lines([str(path)]))
+    assert [line for block in blocks for line in block.split(b"\n")] == lines
+    encoder = LineEncoder(_processor(MAXTEXT), "piece")
+    for block in blocks:
+        assert encoder.block(block) == b"".join(encoder(line) + b"\n" for line in block.split(b"\n"))
+
+
+def test_decode_error_names_the_line_across_blocks(tmp_path):
+    model = str(MODELS_DIR / "maxtext_c4_unigram32k.model")
+    text = b"".join(b"%d %d\n" % (i, i + 1) for i in range(5000)) + b"1 99999999\n"
+    result = run_subtok("decode", "--model", model, "--input_format=id", input=text, check=False)
+    assert result.returncode != 0
+    assert b"line 5001" in result.stderr and result.stderr.count(b"\n") == 1
