@@ -118,7 +118,8 @@ class LineEncoder(PerLine):
         if self.options:
             return super().block(block, first_line)
         try:
-            out = "\n".join(self.processor.encode_lines(_text(block).split("\n"), self.ids))
+            encode, ids = self.processor.encode_line, self.ids
+            out = "\n".join([encode(line, ids) for line in _text(block).split("\n")])
         except SubtokError:
             return super().block(block, first_line)
         return _bytes(out + "\n")

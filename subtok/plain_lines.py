@@ -25,6 +25,8 @@ Two things can still make a line differ from the join of its tokens:
 
 from __future__ import annotations
 
+import itertools
+import operator
 from typing import TYPE_CHECKING
 
 from .normalizer.normalizer import SPACE_SYMBOL
@@ -39,11 +41,6 @@ MAX_PIECES = 4096
 
 #: Distinct tokens kept before the cache starts over (about 150 bytes each).
 MAX_TOKENS = 400_000
-
-
-#: What :meth:`PlainLineEncoder.encode` returns for a line with a token
-#: it has not seen yet (the caller then calls ``learn`` and tries again).
-NEW_TOKENS = object()
 
 
 class PlainLineEncoder:
@@ -63,14 +60,16 @@ class PlainLineEncoder:
         self._weak: dict[str, float] = {}
         self._parts: dict[str, tuple[str, int, float, float, int]] = {}
 
-    def encode(self, line: str):
-        """The output line; None if ``line`` needs the general path;
-        :data:`NEW_TOKENS` if a token of it is not cached yet."""
+    def encode(self, line: str) -> str | None:
+        """The output line, or None if ``line`` needs the general path."""
         tokens = list(filter(None, line.split(" ")))
+        texts = self._texts
         try:
-            out = " ".join(map(self._texts.__getitem__, tokens))
-        except KeyError:
-            return NEW_TOKENS
+            try:
+                out = " ".join(map(texts.__getitem__, tokens))
+            except KeyError:
+                self._learn(tokens)
+                out = " ".join(map(texts.__getitem__, tokens))
         except TypeError:  # a rejected token's None
             return None
         weak = self._weak
@@ -84,20 +83,20 @@ class PlainLineEncoder:
             return out
         return None
 
-    def learn(self, tokens) -> None:
-        """Cache every token of ``tokens`` not cached yet: all of the lines
-        that met new tokens at once, so each distinct one is done once."""
+    def _learn(self, tokens: list[str]) -> None:
+        """Cache the tokens of a line not cached yet."""
         if len(self._texts) > MAX_TOKENS:
             self._texts.clear()
             self._weak.clear()
             self._parts.clear()
         for token in set(tokens).difference(self._texts):
-            if token:
-                self._add(token)
+            self._add(token)
 
     def _add(self, token: str) -> None:
         """Cache a token's output, joined from its parts' (or reject it)."""
-        parts = self._model.safe_parts(SPACE_SYMBOL + token)
+        word = SPACE_SYMBOL + token
+        # Letters are seldom cut: running them whole spares the cut test.
+        parts = [word] if token.isalpha() else self._model.safe_parts(word)
         if len(parts) == 1:
             text, count, robustness, magnitude, edges = self._part(parts[0])
         else:
@@ -116,7 +115,7 @@ class PlainLineEncoder:
         found = self._parts.get(part)
         if found is None:
             processor = self.processor
-            encoding = self._model.encode_word(part)  # shares the model's part cache
+            encoding = self._model.cached_part(part)  # shared with the general path
             pairs = processor._post_process(encoding.pieces)
             edges = 0
             if processor._merges_unknown:
@@ -132,17 +131,15 @@ def _join(parts: list[tuple[str, int, float, float, int]]) -> tuple[str, int, fl
     earlier parts' accumulated score, which lowers the offset it tolerates.
     Unknown pieces meeting inside the token leave both edge bits set, so the
     token is rejected."""
-    robustness = float("inf")
-    before = 0.0
-    edges = parts[0][4] & 1 | parts[-1][4] & 2
-    previous_edges = 0
-    for _, _, part_robustness, magnitude, part_edges in parts:
-        robustness = min(robustness, part_robustness - before)
-        before += magnitude
-        if previous_edges & 2 and part_edges & 1:
-            edges = 3
-        previous_edges = part_edges
-    return (" ".join([p[0] for p in parts]), sum([p[1] for p in parts]), robustness, before, edges)
+    texts, counts, robustness, magnitudes, edges = zip(*parts)
+    before = list(itertools.accumulate(magnitudes, initial=0.0))
+    edge_bits = 0
+    if any(edges):
+        edge_bits = edges[0] & 1 | edges[-1] & 2
+        if any(left & 2 and right & 1 for left, right in zip(edges, edges[1:])):
+            edge_bits = 3
+    return (" ".join(texts), sum(counts), min(map(operator.sub, robustness, before)),
+            before[-1], edge_bits)
 
 
 def _offset_bound(magnitude: float) -> float:

@@ -12,7 +12,6 @@ code written against sentencepiece mostly runs unchanged.
 
 from __future__ import annotations
 
-import itertools
 import math
 import operator
 import os
@@ -26,7 +25,7 @@ from .models.unigram import words_reusable
 from .normalizer.charsmap import load_rules
 from .normalizer.normalizer import SPACE_SYMBOL, Normalizer
 from .output import format_pairs
-from .plain_lines import NEW_TOKENS, PlainLineEncoder
+from .plain_lines import PlainLineEncoder
 from . import sampling as _sampling
 from .vocab import PieceType, byte_piece
 
@@ -257,27 +256,6 @@ class SentencePieceProcessor:
         crosses a word boundary, or where a unigram word may not be reused
         (see UnigramModel), take the general path.
         """
-        out = self._cached_line(text, ids)
-        if out is NEW_TOKENS:
-            self._plain_encoder(ids).learn(text.split(" "))
-            out = self._cached_line(text, ids)
-        return out
-
-    def encode_lines(self, lines: list[str], ids: bool) -> list[str]:
-        """:meth:`encode_line` over many lines; the tokens new to the cache
-        are computed together, once each."""
-        outs = [self._cached_line(line, ids) for line in lines]
-        again = [i for i, out in enumerate(outs) if out is NEW_TOKENS]
-        if again:
-            self._plain_encoder(ids).learn(
-                itertools.chain.from_iterable([lines[i].split(" ") for i in again]))
-            for i in again:
-                outs[i] = self._cached_line(lines[i], ids)
-        return outs
-
-    def _cached_line(self, text: str, ids: bool):
-        """:meth:`encode_line`, or NEW_TOKENS if a plain line has tokens the
-        cache has not seen yet."""
         if self._plain_lines and "\u2581" not in text and self.normalizer.is_plain(text):
             out = self._plain_encoder(ids).encode(text)
             return self._general_line(text, ids) if out is None else out

@@ -46,17 +46,17 @@ def test_cached_encoding_equals_whole_sentence_viterbi_and_oracle(spm, name):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(offsets=st.lists(st.integers(-6, 6), min_size=5, max_size=5), scale=st.integers(14, 20),
+@given(offsets=st.lists(st.integers(-6, 6), min_size=5, max_size=5), scale=st.integers(16, 20),
        words=st.lists(st.sampled_from(["ab", "ba", "aba", "abab", "bab", "a", "b", "c", "abc"]),
                       min_size=1, max_size=5),
-       filler=st.integers(0, 2500))
+       filler=st.integers(0, 1600))
 def test_near_ties_at_large_accumulated_scores_match_sentencepiece(spm, offsets, scale, words,
                                                                    filler):
     """Words whose segmentations tie up to a few 2**-scale, after filler
-    words that push the accumulated score up to ~150000 (ulp 1/64): the
+    words that push the accumulated score up to ~98000 (ulp 1/128): the
     cache must reuse a word only where float32 rounding cannot flip its
-    path, and fall back to the exact computation elsewhere. (A bound 64
-    times too optimistic fails here.)"""
+    path, and fall back to the exact computation elsewhere. (Past 100000
+    sentencepiece itself departs from float32, see the xfail below.)"""
     d = [k * 2.0 ** -scale for k in offsets]
     model = make(META + [(S, -1.0, N), ("a", -2.0, N), ("b", -2.0, N), ("c", -60.0, N),
                          ("ab", -4.0 + d[0], N), (S + "a", -3.0 + d[1], N), (S + "ab", -5.0 + d[2], N),
@@ -90,3 +90,21 @@ def test_near_tie_across_a_range_of_offsets_matches_sentencepiece(spm, scale, si
         expected = ref.encode(line)
         assert mine.encode(line) == expected, filler
         assert mine.encode_line(line, True) == " ".join(map(str, expected)), filler
+
+
+@pytest.mark.xfail(strict=True, reason="open: sentencepiece 0.2.3's Encode keeps '▁ab ab' here, "
+                   "where the per-position float32 DP (and its per-node lattice) give '▁a bab'")
+def test_known_near_tie_where_sentencepiece_differs_from_every_float_model(spm):
+    """Found by the Hypothesis test above: 0.2.3's Encode breaks this tie
+    as at score 0 (exactly) whenever the accumulated score lies a few
+    hundred above a multiple of 100000 (-100040 here; also 200000,
+    300000, ... for other filler scores), and like float32 elsewhere; its
+    own n-best lattice follows float32. Kept here, strict, until understood."""
+    d = 2.0 ** -14
+    model = make(META + [(S, -1.0, N), ("a", -2.0, N), ("b", -2.0, N), ("c", -60.0, N),
+                         ("ab", -4.0, N), (S + "a", -3.0, N), (S + "ab", -5.0, N),
+                         ("ba", -4.0, N), ("bab", -6.0 - d, N)])
+    ref = spm.SentencePieceProcessor(model_proto=model)
+    mine = SentencePieceProcessor(model_proto=model)
+    line = "c " * 1640 + "abab"
+    assert mine.encode(line) == ref.encode(line)

@@ -23,6 +23,10 @@ from ..normalizer.normalizer import SPACE_SYMBOL
 from ..vocab import Vocabulary
 
 
+#: Words and parts a model keeps before its cache starts over.
+MAX_CACHED = 500_000
+
+
 @dataclass(frozen=True, slots=True)
 class WordEncoding:
     """The segmentation of one word, as the model computed it alone.
@@ -53,6 +57,9 @@ class Model:
         self.cuts_before_every_space = not treat_whitespace_as_suffix and not any(
             SPACE_SYMBOL in piece[1:] for piece in vocab.normal)
         self._bigrams = frozenset(p[i:i + 2] for p in vocab.normal for i in range(len(p) - 1))
+        #: ``(piece, id)`` of every id, one tuple shared by every cached
+        #: result (an unknown piece carries its own text instead).
+        self.pairs = [(piece, index) for index, piece in enumerate(vocab.pieces)]
         self._cache: dict[str, WordEncoding] = {}
 
     @staticmethod
@@ -92,12 +99,23 @@ class Model:
             if len(parts) == 1:
                 found = self.encode_part(word)
             else:
-                found = self.combine([self.encode_word(part) for part in parts])
+                found = self.combine([self.cached_part(part) for part in parts])
             if cache:
-                if len(self._cache) > 2_000_000:
-                    self._cache.clear()
-                self._cache[word] = found
+                self._remember(word, found)
         return found
+
+    def cached_part(self, part: str) -> WordEncoding:
+        """:meth:`encode_part` with the cache, for a part already cut."""
+        found = self._cache.get(part)
+        if found is None:
+            found = self.encode_part(part)
+            self._remember(part, found)
+        return found
+
+    def _remember(self, key: str, found: WordEncoding) -> None:
+        if len(self._cache) > MAX_CACHED:
+            self._cache.clear()
+        self._cache[key] = found
 
     def safe_parts(self, word: str) -> list[str]:
         """Cut ``word`` wherever two neighbouring characters occur in no piece."""

@@ -112,5 +112,7 @@ class BPEModel(Model):
             left, right = halves[symbol]
             self._emit(left, halves, out)
             self._emit(right, halves, out)
-        else:
+        elif piece_id == self.vocab.unk_index:
             out.append((symbol, piece_id))
+        else:
+            out.append(self.pairs[piece_id])

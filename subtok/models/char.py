@@ -22,4 +22,6 @@ class CharModel(Model):
     def encode_part(self, word: str) -> WordEncoding:
         normal, unk = self.vocab.normal, self.vocab.unk_index
         symbols = initial_symbols(word, self.user_defined, self.max_user)
-        return WordEncoding(tuple((s, normal.get(s, unk)) for s, _ in symbols))
+        pairs = self.pairs
+        return WordEncoding(tuple((s, unk) if (i := normal.get(s, unk)) == unk else pairs[i]
+                                  for s, _ in symbols))

@@ -219,17 +219,17 @@ class UnigramModel(Model):
                     break
                 end += 1
                 entry = get(text[i:end])
-        reach = max(max(best), -min(best)) + self.max_abs_score
+        reach = max(map(abs, best)) + self.max_abs_score
         pieces = []
         gap = inf
         magnitude = 0.0
-        names = self.vocab.pieces  # reuse the vocabulary's strings: caches stay small
+        pairs = self.pairs  # shared tuples keep the caches small
         end = n
         while end:
             if best[end] - second[end] < gap:
                 gap = best[end] - second[end]
             begin, piece_id, score = back[end]
-            pieces.append((text[begin:end] if piece_id == unk_id else names[piece_id], piece_id))
+            pieces.append((text[begin:end], unk_id) if piece_id == unk_id else pairs[piece_id])
             magnitude += abs(score)
             end = begin
         pieces.reverse()
