@@ -1,14 +1,16 @@
 """Line-by-line encoding and decoding, in one process or several.
 
 A :class:`LineEncoder` / :class:`LineDecoder` turns one raw input line into
-one output line. They are picklable, so ``map_lines`` can ship them to
-worker processes, which each encode whole chunks of lines; results come back
-in input order, byte-identical to a single process.
+one output line, and a block of lines (``streams.read_blocks``) into a block
+of output lines. They are picklable, so ``map_blocks`` can ship them to
+worker processes, which each take whole blocks; results come back in input
+order, byte-identical to a single process.
 """
 
 from __future__ import annotations
 
 import collections
+import gc
 import itertools
 import multiprocessing
 import os
@@ -255,13 +257,19 @@ def _map(function: PerLine, method: str, jobs: Iterator[tuple[int, object]], num
         for first, payload in itertools.islice(jobs, WARM_UP_JOBS):
             yield run(payload, first)
     in_flight: collections.deque = collections.deque()
-    with context.Pool(num_threads, _init_worker, (function,)) as pool:
-        for first, payload in jobs:
-            in_flight.append(pool.apply_async(_run, ((method, first, payload),)))
-            if len(in_flight) >= 2 * num_threads:
+    # Objects the workers inherit stay out of their garbage collections,
+    # which would otherwise write to (and so copy) every inherited page.
+    gc.freeze()
+    try:
+        with context.Pool(num_threads, _init_worker, (function,)) as pool:
+            for first, payload in jobs:
+                in_flight.append(pool.apply_async(_run, ((method, first, payload),)))
+                if len(in_flight) >= 2 * num_threads:
+                    yield in_flight.popleft().get()
+            while in_flight:
                 yield in_flight.popleft().get()
-        while in_flight:
-            yield in_flight.popleft().get()
+    finally:
+        gc.unfreeze()
 
 
 def map_blocks(function: PerLine, blocks: Iterable[bytes], num_threads: int = 1) -> Iterator[bytes]:
