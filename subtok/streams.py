@@ -30,19 +30,21 @@ class OutputError(SubtokError):
 
 def read_lines(paths: list[str]) -> Iterator[bytes]:
     """Yield raw lines (without the ``\\n``) from files, or stdin if none."""
-    if not paths:
-        yield from _lines_of(sys.stdin.buffer, "<stdin>")
-        return
-    for path in paths:
+    return _from_inputs(paths, _lines_of)
+
+
+def _from_inputs(paths: list[str], read) -> Iterator[bytes]:
+    """``read(handle, name)`` over each input in turn ("-" or none: stdin)."""
+    for path in paths or ["-"]:
         if path == "-":
-            yield from _lines_of(sys.stdin.buffer, "<stdin>")
+            yield from read(sys.stdin.buffer, "<stdin>")
             continue
         try:
             handle = open(path, "rb")
         except OSError as exc:
             raise InputError("%s: cannot open input file: %s." % (path, exc.strerror or exc)) from None
         with handle:
-            yield from _lines_of(handle, path)
+            yield from read(handle, path)
 
 
 def _lines_of(handle: BinaryIO, name: str) -> Iterator[bytes]:
@@ -66,19 +68,7 @@ def read_blocks(paths: list[str], size: int = BLOCK_SIZE) -> Iterator[bytes]:
     a block at once. Each read takes what is available (``read1``), so a
     pipe that delivers a line at a time still gets its answer at once.
     """
-    if not paths:
-        yield from _blocks_of(sys.stdin.buffer, "<stdin>", size)
-        return
-    for path in paths:
-        if path == "-":
-            yield from _blocks_of(sys.stdin.buffer, "<stdin>", size)
-            continue
-        try:
-            handle = open(path, "rb")
-        except OSError as exc:
-            raise InputError("%s: cannot open input file: %s." % (path, exc.strerror or exc)) from None
-        with handle:
-            yield from _blocks_of(handle, path, size)
+    return _from_inputs(paths, lambda handle, name: _blocks_of(handle, name, size))
 
 
 def _blocks_of(handle: BinaryIO, name: str, size: int) -> Iterator[bytes]:

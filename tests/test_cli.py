@@ -206,3 +206,23 @@ def test_decode_error_names_the_line_across_blocks(tmp_path):
     result = run_subtok("decode", "--model", model, "--input_format=id", input=text, check=False)
     assert result.returncode != 0
     assert b"line 5001" in result.stderr and result.stderr.count(b"\n") == 1
+
+
+def test_a_line_piped_in_is_answered_before_the_input_ends(spm):
+    """Blocks take what the pipe has: a co-process gets each answer at once."""
+    import select
+    import subprocess
+    import sys
+    ref = spm.SentencePieceProcessor(model_file=MAXTEXT)
+    proc = subprocess.Popen([sys.executable, "-m", "subtok", "encode", "--model", MAXTEXT,
+                             "--output_format=id"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        for text in ["Hello world", "A second line."]:
+            proc.stdin.write(text.encode() + b"\n")
+            proc.stdin.flush()
+            ready, _, _ = select.select([proc.stdout], [], [], 30)
+            assert ready, "no answer while the input is still open"
+            assert proc.stdout.readline() == (" ".join(map(str, ref.encode(text))) + "\n").encode()
+    finally:
+        proc.stdin.close()
+        proc.wait(30)

@@ -24,7 +24,7 @@ from ..vocab import Vocabulary
 
 
 #: Words and parts a model keeps before its cache starts over.
-MAX_CACHED = 500_000
+MAX_CACHED = 300_000
 
 
 @dataclass(frozen=True, slots=True)
