@@ -55,21 +55,17 @@ class PlainLineEncoder:
         #: Bound on |score| per output piece of an accepted token.
         self._per_piece = 0.0 if self._exact else model.max_normal_score
         self._weak_limit = _offset_bound(self._per_piece * MAX_PIECES)
-        #: token -> output text, or None for a rejected token.
-        self._texts: dict[str, str | None] = {}
+        #: token -> output text, or None for a rejected token; a token not
+        #: there yet is computed by the lookup itself (see _TokenTexts).
+        self._texts = _TokenTexts(self._add)
         self._weak: dict[str, float] = {}
         self._parts: dict[str, tuple[str, int, float, float, int]] = {}
 
     def encode(self, line: str) -> str | None:
         """The output line, or None if ``line`` needs the general path."""
         tokens = list(filter(None, line.split(" ")))
-        texts = self._texts
         try:
-            try:
-                out = " ".join(map(texts.__getitem__, tokens))
-            except KeyError:
-                self._learn(tokens)
-                out = " ".join(map(texts.__getitem__, tokens))
+            out = " ".join(map(self._texts.__getitem__, tokens))
         except TypeError:  # a rejected token's None
             return None
         weak = self._weak
@@ -83,47 +79,57 @@ class PlainLineEncoder:
             return out
         return None
 
-    def _learn(self, tokens: list[str]) -> None:
-        """Cache the tokens of a line not cached yet."""
-        if len(self._texts) > MAX_TOKENS:
-            self._texts.clear()
+    def _add(self, token: str) -> str | None:
+        """Cache and return a token's output, joined from its parts' (None:
+        rejected)."""
+        texts = self._texts
+        if len(texts) >= MAX_TOKENS:
+            texts.clear()
             self._weak.clear()
             self._parts.clear()
-        for token in set(tokens).difference(self._texts):
-            self._add(token)
-
-    def _add(self, token: str) -> None:
-        """Cache a token's output, joined from its parts' (or reject it)."""
         word = SPACE_SYMBOL + token
         # Letters are seldom cut: running them whole spares the cut test.
         parts = [word] if token.isalpha() else self._model.safe_parts(word)
+        get = self._parts.get
         if len(parts) == 1:
-            text, count, robustness, magnitude, edges = self._part(parts[0])
+            text, count, robustness, magnitude, edges = get(word) or self._part(word)
         else:
-            text, count, robustness, magnitude, edges = _join([self._part(p) for p in parts])
+            text, count, robustness, magnitude, edges = _join([get(p) or self._part(p) for p in parts])
         if edges or magnitude > self._per_piece * count:
-            self._texts[token] = None
-            return
-        if robustness <= self._weak_limit:
+            text = None
+        elif robustness <= self._weak_limit:
             self._weak[token] = robustness
-        self._texts[token] = text
+        texts[token] = text
+        return text
 
     def _part(self, part: str) -> tuple[str, int, float, float, int]:
-        """A part's (output text, piece count, robustness, magnitude, edges);
+        """Cache a new part's (output text, piece count, robustness, magnitude, edges);
         ``edges`` has bit 1 (2) set if it starts (ends) with an unknown
         piece that would merge with a neighbour's."""
-        found = self._parts.get(part)
-        if found is None:
-            processor = self.processor
-            encoding = self._model.cached_part(part)  # shared with the general path
-            pairs = processor._post_process(encoding.pieces)
-            edges = 0
-            if processor._merges_unknown:
-                unk = processor.vocab.unk_index
-                edges = (pairs[0][1] == unk) | (pairs[-1][1] == unk) << 1
-            found = self._parts[part] = (format_pairs(pairs, self.ids), len(pairs),
-                                         encoding.robustness, encoding.magnitude, edges)
+        processor = self.processor
+        encoding = self._model.cached_part(part)  # shared with the general path
+        pairs = processor._post_process(encoding.pieces)
+        edges = 0
+        if processor._merges_unknown:
+            unk = processor.vocab.unk_index
+            edges = (pairs[0][1] == unk) | (pairs[-1][1] == unk) << 1
+        found = self._parts[part] = (format_pairs(pairs, self.ids), len(pairs),
+                                     encoding.robustness, encoding.magnitude, edges)
         return found
+
+
+class _TokenTexts(dict):
+    """A dict whose lookup of a missing token computes it (``__missing__``):
+    a line then costs one C-level pass even when it brings new tokens."""
+
+    __slots__ = ("_compute",)
+
+    def __init__(self, compute) -> None:
+        super().__init__()
+        self._compute = compute
+
+    def __missing__(self, token: str) -> str | None:
+        return self._compute(token)
 
 
 def _join(parts: list[tuple[str, int, float, float, int]]) -> tuple[str, int, float, float, int]:
