@@ -8,3 +8,19 @@ def format_pairs(pairs: list[tuple[str, int]], ids: bool) -> str:
     if ids:
         return " ".join([str(i) for _, i in pairs])
     return " ".join([p for p, _ in pairs])
+
+
+class OutputTexts(dict):
+    """Token or word -> its output text, a missing one computed by the
+    lookup itself (``__missing__``): a line of cached words then costs one
+    C-level ``" ".join(map(texts.__getitem__, words))``, and one that brings
+    new words calls back only for those."""
+
+    __slots__ = ("_compute",)
+
+    def __init__(self, compute) -> None:
+        super().__init__()
+        self._compute = compute
+
+    def __missing__(self, key: str):
+        return self._compute(key)

@@ -30,7 +30,7 @@ import operator
 from typing import TYPE_CHECKING
 
 from .normalizer.normalizer import SPACE_SYMBOL
-from .output import format_pairs
+from .output import OutputTexts, format_pairs
 
 if TYPE_CHECKING:
     from .processor import SentencePieceProcessor
@@ -56,8 +56,8 @@ class PlainLineEncoder:
         self._per_piece = 0.0 if self._exact else model.max_normal_score
         self._weak_limit = _offset_bound(self._per_piece * MAX_PIECES)
         #: token -> output text, or None for a rejected token; a token not
-        #: there yet is computed by the lookup itself (see _TokenTexts).
-        self._texts = _TokenTexts(self._add)
+        #: there yet is computed by the lookup itself (see OutputTexts).
+        self._texts = OutputTexts(self._add)
         self._weak: dict[str, float] = {}
         self._parts: dict[str, tuple[str, int, float, float, int]] = {}
 
@@ -116,20 +116,6 @@ class PlainLineEncoder:
         found = self._parts[part] = (format_pairs(pairs, self.ids), len(pairs),
                                      encoding.robustness, encoding.magnitude, edges)
         return found
-
-
-class _TokenTexts(dict):
-    """A dict whose lookup of a missing token computes it (``__missing__``):
-    a line then costs one C-level pass even when it brings new tokens."""
-
-    __slots__ = ("_compute",)
-
-    def __init__(self, compute) -> None:
-        super().__init__()
-        self._compute = compute
-
-    def __missing__(self, token: str) -> str | None:
-        return self._compute(token)
 
 
 def _join(parts: list[tuple[str, int, float, float, int]]) -> tuple[str, int, float, float, int]:

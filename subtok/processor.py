@@ -12,6 +12,7 @@ code written against sentencepiece mostly runs unchanged.
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 import os
@@ -24,12 +25,15 @@ from .models import MODELS
 from .models.unigram import words_reusable
 from .normalizer.charsmap import load_rules
 from .normalizer.normalizer import SPACE_SYMBOL, Normalizer
-from .output import format_pairs
+from .output import OutputTexts, format_pairs
 from .plain_lines import PlainLineEncoder
 from . import sampling as _sampling
 from .vocab import PieceType, byte_piece
 
 Pair = tuple[str, int]
+
+#: Words whose CLI output a processor keeps before its caches start over.
+MAX_WORDS = 400_000
 
 
 @dataclass(frozen=True)
@@ -106,6 +110,9 @@ class SentencePieceProcessor:
         self._byte_pairs = [(byte_piece(b), i) for b, i in enumerate(vocab.byte_ids)]
         self._line_cache: dict[bool, dict[str, tuple]] = {True: {}, False: {}}
         self._plain: dict[bool, PlainLineEncoder | None] = {True: None, False: None}
+        self._word_texts = {ids: OutputTexts(functools.partial(self._new_word_text, ids))
+                            for ids in (True, False)}
+        self._word_edges: dict[bool, dict[str, int]] = {True: {}, False: {}}
         self._plain_lines = (spec.add_dummy_prefix and spec.remove_extra_whitespaces
                              and spec.escape_whitespaces and not data.treat_whitespace_as_suffix
                              and self.model.cuts_before_every_space)
@@ -263,19 +270,52 @@ class SentencePieceProcessor:
         if not normalized:
             return ""
         words = self.model.split_words(normalized)
+        if self.model.exact_per_word:
+            return self._independent_words_line(text, words, ids)
         cache = self._line_cache[ids]
         get = cache.get
         entries = [get(w) or self._line_entry(w, ids, cache) for w in words]
         if self._merges_unknown and any(map(_UNK_EDGE, entries)) and \
-                not _unknown_runs_stay_inside(entries):
+                not _unknown_runs_stay_inside(list(map(_UNK_EDGE, entries))):
             return self._general_line(text, ids)
-        if not self.model.exact_per_word:
-            # Usual case in one comparison; else the exact per-word check.
-            if min(map(_ROBUSTNESS, entries)) <= 1.01 * sum(map(_MAGNITUDE, entries)) + 1.0 \
-                    and not words_reusable(list(map(_ROBUSTNESS, entries)),
-                                           list(map(_MAGNITUDE, entries))):
-                return self._general_line(text, ids)
+        # Usual case in one comparison; else the exact per-word check.
+        if min(map(_ROBUSTNESS, entries)) <= 1.01 * sum(map(_MAGNITUDE, entries)) + 1.0 \
+                and not words_reusable(list(map(_ROBUSTNESS, entries)),
+                                       list(map(_MAGNITUDE, entries))):
+            return self._general_line(text, ids)
         return " ".join(map(_TEXT, entries))
+
+    def _independent_words_line(self, text: str, words: list[str], ids: bool) -> str:
+        """Words of a model whose words never interact (all but unigram):
+        one cached output text per word, joined; only an unknown run that
+        may cross words sends the line down the general path."""
+        out = " ".join(map(self._word_texts[ids].__getitem__, words))
+        edges = self._word_edges[ids]
+        if edges and not edges.keys().isdisjoint(words) and \
+                not _unknown_runs_stay_inside([edges.get(w, 0) for w in words]):
+            return self._general_line(text, ids)
+        return out
+
+    def _new_word_text(self, ids: bool, word: str) -> str:
+        """Cache a new word's output text (and its unknown edges, if any)."""
+        texts, edges = self._word_texts[ids], self._word_edges[ids]
+        if len(texts) >= MAX_WORDS:
+            texts.clear()
+            edges.clear()
+        pairs = self._post_process(self.model.encode_word(word, cache=False).pieces)
+        flags = self._unknown_edges(pairs)
+        if flags:
+            edges[word] = flags
+        text = texts[word] = format_pairs(pairs, ids)
+        return text
+
+    def _unknown_edges(self, pairs: list[Pair]) -> int:
+        """1 if ``pairs`` starts, 2 if it ends (3: both) with an unknown piece
+        that would merge with a neighbour's."""
+        if not self._merges_unknown:
+            return 0
+        unk = self.vocab.unk_index
+        return (pairs[0][1] == unk) | (pairs[-1][1] == unk) << 1
 
     def _plain_encoder(self, ids: bool) -> PlainLineEncoder:
         encoder = self._plain[ids]
@@ -295,12 +335,9 @@ class SentencePieceProcessor:
         """
         encoded = self.model.encode_word(word, cache=False)
         pairs = self._post_process(encoded.pieces)
-        unk = self.vocab.unk_index
-        starts_unk = self._merges_unknown and pairs[0][1] == unk
-        ends_unk = self._merges_unknown and pairs[-1][1] == unk
         text = format_pairs(pairs, ids)
-        entry = (text, starts_unk | (ends_unk << 1), encoded.robustness, encoded.magnitude)
-        if len(cache) > 2_000_000:
+        entry = (text, self._unknown_edges(pairs), encoded.robustness, encoded.magnitude)
+        if len(cache) >= MAX_WORDS:
             cache.clear()
         cache[word] = entry
         return entry
@@ -611,13 +648,14 @@ class SentencePieceProcessor:
 _TEXT, _UNK_EDGE, _ROBUSTNESS, _MAGNITUDE = (operator.itemgetter(i) for i in range(4))
 
 
-def _unknown_runs_stay_inside(entries) -> bool:
-    """False if a word ending in an unknown piece precedes one starting so."""
-    previous_ends_unk = False
-    for entry in entries:
-        if previous_ends_unk and entry[1] & 1:
+def _unknown_runs_stay_inside(edges: list[int]) -> bool:
+    """False if a word ending in an unknown piece precedes one starting so
+    (``edges``: each word's flags, see ``_unknown_edges``)."""
+    previous_ends_unk = 0
+    for flags in edges:
+        if previous_ends_unk and flags & 1:
             return False
-        previous_ends_unk = entry[1] & 2
+        previous_ends_unk = flags & 2
     return True
 
 

@@ -71,7 +71,7 @@ MODELS = {
     "word-suffix": make(WORD, "word", suffix=True),
 }
 
-ALPHABET = "abc -<x>\u65e5\u672cz\u2581\t"
+ALPHABET = "abc -<x>\u65e5\u672czy\u2581\t"
 SAMPLES = ["", " ", "a", "abc", "a b c", "aaaaa", "aaaa", "abcabc", "ab ab  abc", "<x>a<x>b",
            "a<x", "zz", "z a z", "---------", "-- -", "\u65e5\u672c\u65e5", "cc", "ccc",
            " \u2581 a\u2581", "a\tb", "  lead", "trail  ", "abc abcabc zabc"]
@@ -88,6 +88,10 @@ def check(ref, mine, text):
     assert mine.encode(text, out_type=str) == ref.encode(text, out_type=str), text
     ids = ref.encode(text)
     assert mine.encode(text) == ids, text
+    # The CLI's cached line paths (plain tokens, cached words), twice: cold, then warm.
+    for _ in range(2):
+        assert mine.encode_line(text, True) == " ".join(map(str, ids)), text
+        assert mine.encode_line(text, False) == " ".join(ref.encode(text, out_type=str)), text
     assert mine.decode(ids) == ref.decode(ids), ids
     assert mine.decode(ref.encode(text, out_type=str)) == ref.decode(ref.encode(text, out_type=str))
     for flags in ({"add_bos": True}, {"add_eos": True, "reverse": True}, {"emit_unk_piece": True}):
