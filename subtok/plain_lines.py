@@ -64,6 +64,12 @@ class PlainLineEncoder:
     def encode(self, line: str) -> str | None:
         """The output line, or None if ``line`` needs the general path."""
         tokens = list(filter(None, line.split(" ")))
+        if len(self._texts) >= MAX_TOKENS:
+            # Start over between lines, never inside one: the weak table
+            # must still know every token a line has already looked up.
+            self._texts.clear()
+            self._weak.clear()
+            self._parts.clear()
         try:
             out = " ".join(map(self._texts.__getitem__, tokens))
         except TypeError:  # a rejected token's None
@@ -82,11 +88,6 @@ class PlainLineEncoder:
     def _add(self, token: str) -> str | None:
         """Cache and return a token's output, joined from its parts' (None:
         rejected)."""
-        texts = self._texts
-        if len(texts) >= MAX_TOKENS:
-            texts.clear()
-            self._weak.clear()
-            self._parts.clear()
         word = SPACE_SYMBOL + token
         # Letters are seldom cut: running them whole spares the cut test.
         parts = [word] if token.isalpha() else self._model.safe_parts(word)
@@ -99,7 +100,7 @@ class PlainLineEncoder:
             text = None
         elif robustness <= self._weak_limit:
             self._weak[token] = robustness
-        texts[token] = text
+        self._texts[token] = text
         return text
 
     def _part(self, part: str) -> tuple[str, int, float, float, int]:

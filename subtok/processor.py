@@ -289,8 +289,11 @@ class SentencePieceProcessor:
         """Words of a model whose words never interact (all but unigram):
         one cached output text per word, joined; only an unknown run that
         may cross words sends the line down the general path."""
-        out = " ".join(map(self._word_texts[ids].__getitem__, words))
-        edges = self._word_edges[ids]
+        texts, edges = self._word_texts[ids], self._word_edges[ids]
+        if len(texts) >= MAX_WORDS:  # between lines: edges must cover the line
+            texts.clear()
+            edges.clear()
+        out = " ".join(map(texts.__getitem__, words))
         if edges and not edges.keys().isdisjoint(words) and \
                 not _unknown_runs_stay_inside([edges.get(w, 0) for w in words]):
             return self._general_line(text, ids)
@@ -298,15 +301,11 @@ class SentencePieceProcessor:
 
     def _new_word_text(self, ids: bool, word: str) -> str:
         """Cache a new word's output text (and its unknown edges, if any)."""
-        texts, edges = self._word_texts[ids], self._word_edges[ids]
-        if len(texts) >= MAX_WORDS:
-            texts.clear()
-            edges.clear()
         pairs = self._post_process(self.model.encode_word(word, cache=False).pieces)
         flags = self._unknown_edges(pairs)
         if flags:
-            edges[word] = flags
-        text = texts[word] = format_pairs(pairs, ids)
+            self._word_edges[ids][word] = flags
+        text = self._word_texts[ids][word] = format_pairs(pairs, ids)
         return text
 
     def _unknown_edges(self, pairs: list[Pair]) -> int:

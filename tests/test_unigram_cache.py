@@ -108,3 +108,29 @@ def test_known_near_tie_where_sentencepiece_differs_from_every_float_model(spm):
     mine = SentencePieceProcessor(model_proto=model)
     line = "c " * 1640 + "abab"
     assert mine.encode(line) == ref.encode(line)
+
+
+@pytest.mark.parametrize("capacity", [1, 3])
+def test_caches_that_start_over_constantly_stay_exact(spm, monkeypatch, capacity):
+    """With room for a token or three, the caches start over between almost
+    every two lines: weak words and unknown edges must never be forgotten
+    in the middle of a line that already looked them up."""
+    import subtok.models.base
+    import subtok.plain_lines
+    import subtok.processor
+    monkeypatch.setattr(subtok.plain_lines, "MAX_TOKENS", capacity)
+    monkeypatch.setattr(subtok.processor, "MAX_WORDS", capacity)
+    monkeypatch.setattr(subtok.models.base, "MAX_CACHED", capacity)
+    near = make(META + [(S, -1.0, N), ("a", -2.5, N), ("b", -2.5, N), ("c", -60.0, N),
+                        ("ab", -4.0, N), (S + "ab", -5.0 - 2.0 ** -16, N)])
+    models = [near, make(META + [(S, -1.0, N), ("a", -2.0, N)], "bpe"),
+              make(META + [(S, -1.0, N), ("a", -2.0, N)], "char")]
+    lines = ["c", "c " * 1500 + "ab b", "c", "c " * 1500 + "ab zz", "c " * 1500 + "ab ab", "ab c ab",
+             "ab " * 3 + "c " * 1200 + "ab", "z a zz a", "zz zz", "a\tz z\u3000z",
+             "\u65e5 \u65e5\u65e5", "a\tz", "a\tz z\ta"]
+    for model in models:
+        ref = spm.SentencePieceProcessor(model_proto=model)
+        mine = SentencePieceProcessor(model_proto=model)
+        for _ in range(2):
+            for line in lines:
+                assert mine.encode_line(line, True) == " ".join(map(str, ref.encode(line))), line
