@@ -20,11 +20,10 @@ from .errors import EncodeError, SubtokError
 from .model_file import syms_text, vocab_text
 from .processor import SentencePieceProcessor
 from .streams import check_readable, open_output, read_blocks, read_lines
+from .trainers.spec import coerce_bool
 from .vocab import PieceType
 
 SAMPLING_FORMATS = ("sample_piece", "sample_id", "nbest_piece", "nbest_id")
-_TRUE = {"1", "t", "true", "y", "yes", ""}
-_FALSE = {"0", "f", "false", "n", "no"}
 
 
 def _names(name: str) -> tuple[str, str]:
@@ -58,14 +57,12 @@ def _rewrite_bools(args: list[str], bool_names: set[str]) -> list[str]:
             flag, value = arg[2:].split("=", 1)
             key = flag.replace("-", "_")
             if key in bool_names:
-                lowered = value.lower()
-                if lowered in _TRUE:
-                    out.append("--" + key.replace("_", "-"))
-                    continue
-                if lowered in _FALSE:
-                    out.append("--no-" + key.replace("_", "-"))
-                    continue
-                raise click.UsageError("invalid boolean value for --%s: %r" % (flag, value))
+                try:
+                    on = coerce_bool(flag, value)
+                except SubtokError:
+                    raise click.UsageError("invalid boolean value for --%s: %r" % (flag, value)) from None
+                out.append(("--" if on else "--no-") + key.replace("_", "-"))
+                continue
         elif arg.startswith("--no") and arg[4:].lstrip("-_").replace("-", "_") in bool_names:
             arg = "--no-" + arg[4:].lstrip("-_").replace("_", "-")
         elif arg.startswith("--") and arg[2:].replace("-", "_") in bool_names:

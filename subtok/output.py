@@ -10,6 +10,20 @@ def format_pairs(pairs: list[tuple[str, int]], ids: bool) -> str:
     return " ".join([p for p, _ in pairs])
 
 
+def unknown_runs_stay_inside(edges) -> bool:
+    """False if a word ending in an unknown piece precedes one starting so.
+
+    ``edges`` holds each word's flags: 1 if it starts, 2 if it ends with an
+    unknown piece that would merge with a neighbour's (no byte fallback).
+    """
+    previous_ends_unk = 0
+    for flags in edges:
+        if previous_ends_unk and flags & 1:
+            return False
+        previous_ends_unk = flags & 2
+    return True
+
+
 class OutputTexts(dict):
     """Token or word -> its output text, a missing one computed by the
     lookup itself (``__missing__``): a line of cached words then costs one

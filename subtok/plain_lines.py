@@ -30,7 +30,7 @@ import operator
 from typing import TYPE_CHECKING
 
 from .normalizer.normalizer import SPACE_SYMBOL
-from .output import OutputTexts, format_pairs
+from .output import OutputTexts, format_pairs, unknown_runs_stay_inside
 
 if TYPE_CHECKING:
     from .processor import SentencePieceProcessor
@@ -110,12 +110,8 @@ class PlainLineEncoder:
         processor = self.processor
         encoding = self._model.cached_part(part)  # shared with the general path
         pairs = processor._post_process(encoding.pieces)
-        edges = 0
-        if processor._merges_unknown:
-            unk = processor.vocab.unk_index
-            edges = (pairs[0][1] == unk) | (pairs[-1][1] == unk) << 1
-        found = self._parts[part] = (format_pairs(pairs, self.ids), len(pairs),
-                                     encoding.robustness, encoding.magnitude, edges)
+        found = self._parts[part] = (format_pairs(pairs, self.ids), len(pairs), encoding.robustness,
+                                     encoding.magnitude, processor._unknown_edges(pairs))
         return found
 
 
@@ -129,7 +125,7 @@ def _join(parts: list[tuple[str, int, float, float, int]]) -> tuple[str, int, fl
     edge_bits = 0
     if any(edges):
         edge_bits = edges[0] & 1 | edges[-1] & 2
-        if any(left & 2 and right & 1 for left, right in zip(edges, edges[1:])):
+        if not unknown_runs_stay_inside(edges):
             edge_bits = 3
     return (" ".join(texts), sum(counts), min(map(operator.sub, robustness, before)),
             before[-1], edge_bits)

@@ -24,8 +24,8 @@ from .model_file import ModelData, load_model, parse_model, serialize_model
 from .models import MODELS
 from .models.unigram import words_reusable
 from .normalizer.charsmap import load_rules
-from .normalizer.normalizer import SPACE_SYMBOL, Normalizer
-from .output import OutputTexts, format_pairs
+from .normalizer.normalizer import Normalizer
+from .output import OutputTexts, format_pairs, unknown_runs_stay_inside
 from .plain_lines import PlainLineEncoder
 from . import sampling as _sampling
 from .vocab import PieceType, byte_piece
@@ -249,9 +249,8 @@ class SentencePieceProcessor:
         """A word's post-processed pairs, and whether it starts / ends with
         an unknown piece that may merge with a neighbour's."""
         pairs = self._post_process(self.model.encode_word(word, cache).pieces)
-        unk = self.vocab.unk_index
-        merge = self._merges_unknown
-        return pairs, merge and pairs[0][1] == unk, merge and pairs[-1][1] == unk
+        edges = self._unknown_edges(pairs)
+        return pairs, bool(edges & 1), bool(edges & 2)
 
     def encode_line(self, text: str, ids: bool) -> str:
         """One line of spm_encode output: ids or pieces joined by spaces.
@@ -276,7 +275,7 @@ class SentencePieceProcessor:
         get = cache.get
         entries = [get(w) or self._line_entry(w, ids, cache) for w in words]
         if self._merges_unknown and any(map(_UNK_EDGE, entries)) and \
-                not _unknown_runs_stay_inside(list(map(_UNK_EDGE, entries))):
+                not unknown_runs_stay_inside(list(map(_UNK_EDGE, entries))):
             return self._general_line(text, ids)
         # Usual case in one comparison; else the exact per-word check.
         if min(map(_ROBUSTNESS, entries)) <= 1.01 * sum(map(_MAGNITUDE, entries)) + 1.0 \
@@ -295,7 +294,7 @@ class SentencePieceProcessor:
             edges.clear()
         out = " ".join(map(texts.__getitem__, words))
         if edges and not edges.keys().isdisjoint(words) and \
-                not _unknown_runs_stay_inside([edges.get(w, 0) for w in words]):
+                not unknown_runs_stay_inside([edges.get(w, 0) for w in words]):
             return self._general_line(text, ids)
         return out
 
@@ -645,17 +644,6 @@ class SentencePieceProcessor:
 
 # Fields of a CLI cache entry (see SentencePieceProcessor._line_entry).
 _TEXT, _UNK_EDGE, _ROBUSTNESS, _MAGNITUDE = (operator.itemgetter(i) for i in range(4))
-
-
-def _unknown_runs_stay_inside(edges: list[int]) -> bool:
-    """False if a word ending in an unknown piece precedes one starting so
-    (``edges``: each word's flags, see ``_unknown_edges``)."""
-    previous_ends_unk = 0
-    for flags in edges:
-        if previous_ends_unk and flags & 1:
-            return False
-        previous_ends_unk = flags & 2
-    return True
 
 
 def _utf8_length(char: str) -> int:

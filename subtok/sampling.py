@@ -36,9 +36,8 @@ from __future__ import annotations
 import bisect
 import math
 import random
-import struct
 
-from .models.unigram import f32
+from .models.unigram import FLOAT32, f32
 from .vocab import PieceType
 
 #: Node indices of the begin- and end-of-sentence nodes of every lattice.
@@ -54,7 +53,6 @@ _MAX_SHRINKS = 10
 #: ``LogSumExp`` ignores the smaller term when it is this much smaller.
 _LOG_EPSILON = 50.0
 
-_F32 = struct.Struct("<f")
 
 #: 0.2.3's Python ``encode(enable_sampling=True)`` rejects these arguments.
 SAMPLING_ARGS_MESSAGE = (
@@ -226,7 +224,7 @@ def exact_choice(left: list[int], accs: list[float], score: float) -> tuple[int,
     """Float32 argmax of ``acc + score`` over ``left``; the first wins ties."""
     best_node, best = -1, 0.0
     for node in left:
-        total = _F32.unpack(_F32.pack(accs[node] + score))[0]
+        total = FLOAT32.unpack(FLOAT32.pack(accs[node] + score))[0]
         if best_node < 0 or total > best:
             best, best_node = total, node
     return best_node, best
@@ -303,7 +301,7 @@ class Lattice:
         acc = [0.0] * size
         prev = [-1] * size
         scores, ends = self.scores, self.ends
-        unpack, pack = _F32.unpack, _F32.pack
+        unpack, pack = FLOAT32.unpack, FLOAT32.pack
         for pos, right in enumerate(self.starts):
             if not right:
                 continue
@@ -470,7 +468,7 @@ class Lattice:
             acc = self._acc
             agenda.push((acc[EOS], EOS, 0.0, None))
         results: list[tuple[list[int], float]] = []
-        unpack, pack = _F32.unpack, _F32.pack
+        unpack, pack = FLOAT32.unpack, FLOAT32.pack
         keep = min(_MIN_AGENDA, 10 * size)
         created = total = 1          # hypotheses since the last shrink / ever
         created_limit = _MAX_HYPOTHESES

@@ -80,6 +80,13 @@ class Model:
         guard = "(?<![%s])" % re.escape("".join(sorted(neighbours))) if neighbours else ""
         return re.compile("%s(?=%s)" % (guard, space))
 
+    def pair(self, symbol: str) -> tuple[str, int]:
+        """``(symbol, id)``: a vocabulary piece's shared tuple, or an unknown
+        symbol's own."""
+        unk = self.vocab.unk_index
+        piece_id = self.vocab.normal.get(symbol, unk)
+        return (symbol, unk) if piece_id == unk else self.pairs[piece_id]
+
     def split_words(self, normalized: str) -> list[str]:
         """Cut ``normalized`` at the safe places next to "▁"."""
         return [w for w in self._splitter.split(normalized) if w]

@@ -105,14 +105,11 @@ class BPEModel(Model):
         return out
 
     def _emit(self, symbol: str, halves: dict[str, tuple[str, str]], out: list) -> None:
-        """Output a final symbol; UNUSED pieces are split back recursively."""
-        normal = self.vocab.normal
-        piece_id = normal.get(symbol, self.vocab.unk_index)
-        if symbol in self.unused and symbol in halves:
+        """Output a final symbol; UNUSED pieces (the only ones in ``halves``)
+        are split back recursively."""
+        if symbol in halves:
             left, right = halves[symbol]
             self._emit(left, halves, out)
             self._emit(right, halves, out)
-        elif piece_id == self.vocab.unk_index:
-            out.append((symbol, piece_id))
         else:
-            out.append(self.pairs[piece_id])
+            out.append(self.pair(symbol))

@@ -20,8 +20,5 @@ class CharModel(Model):
         self.max_user = max(map(len, self.user_defined), default=0)
 
     def encode_part(self, word: str) -> WordEncoding:
-        normal, unk = self.vocab.normal, self.vocab.unk_index
         symbols = initial_symbols(word, self.user_defined, self.max_user)
-        pairs = self.pairs
-        return WordEncoding(tuple((s, unk) if (i := normal.get(s, unk)) == unk else pairs[i]
-                                  for s, _ in symbols))
+        return WordEncoding(tuple(self.pair(s) for s, _ in symbols))

@@ -31,7 +31,8 @@ import struct
 from ..vocab import PieceType, Vocabulary
 from .base import Model, WordEncoding
 
-_F32 = struct.Struct("<f")
+#: float32 as bytes: pack then unpack rounds a Python float to float32.
+FLOAT32 = struct.Struct("<f")
 
 # Rounding-error budget (see UnigramModel.encode_part): in float32, every
 # addition ``acc + score`` is off by at most 2**-24 of its result.
@@ -40,7 +41,7 @@ _UNIT_ROUNDOFF = 2.0 ** -24
 
 def f32(value: float) -> float:
     """Round a Python float to the nearest float32 (ties to even)."""
-    return _F32.unpack(_F32.pack(value))[0]
+    return FLOAT32.unpack(FLOAT32.pack(value))[0]
 
 
 def piece_lookup(table: dict[str, tuple[int, float]]) -> dict[str, tuple[int, float, bool]]:
@@ -130,7 +131,7 @@ class UnigramModel(Model):
         i.e. the longest piece).
         """
         n = len(text)
-        unpack, pack = _F32.unpack, _F32.pack
+        unpack, pack = FLOAT32.unpack, FLOAT32.pack
         best = [start] + [0.0] * n
         back: list = [None] * (n + 1)  # (begin, length, id, score) of the best node ending here
         nodes_at = self.nodes_at

@@ -28,4 +28,4 @@ class WordModel(Model):
         return [word]
 
     def encode_part(self, word: str) -> WordEncoding:
-        return WordEncoding(((word, self.vocab.normal.get(word, self.vocab.unk_index)),))
+        return WordEncoding((self.pair(word),))

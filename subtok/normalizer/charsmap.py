@@ -28,6 +28,18 @@ def _offset(unit: int) -> int:
     return (unit >> 10) << ((unit & 0x200) >> 6)
 
 
+def _index_children(units) -> dict[int, list[tuple[int, int]]]:
+    """base -> [(label, unit index)]: darts-clone stores no child lists (the
+    child of a node by byte ``b`` is the unit at ``base ^ b`` labelled
+    ``b``), so every unit is indexed by the base it claims to hang from."""
+    children: dict[int, list[tuple[int, int]]] = {}
+    for index, unit in enumerate(units):
+        label = unit & _LEAF_LABEL_MASK
+        if 0 < label < 256:
+            children.setdefault(index ^ label, []).append((label, index))
+    return children
+
+
 def _has_leaf(unit: int) -> bool:
     return bool((unit >> 8) & 1)
 
@@ -80,11 +92,7 @@ def decode_charsmap(blob: bytes) -> dict[str, str]:
     # is the unit at ``base(node) ^ b`` whose label is ``b``. Instead of
     # probing 255 labels per node, index every unit by the base it claims
     # to hang from, then walk down from the root.
-    children: dict[int, list[tuple[int, int]]] = {}
-    for index, unit in enumerate(units):
-        label = unit & _LEAF_LABEL_MASK
-        if 0 < label < 256:
-            children.setdefault(index ^ label, []).append((label, index))
+    children = _index_children(units)
     raw: dict[bytes, bytes] = {}
     targets: dict[int, bytes] = {}  # leaf unit -> target (targets repeat)
     stack = [(0, b"")]
@@ -93,12 +101,12 @@ def decode_charsmap(blob: bytes) -> dict[str, str]:
     while stack:
         node, prefix = pop()
         unit = units[node]
-        base = node ^ ((unit >> 10) << ((unit & 0x200) >> 6))
+        base = node ^ _offset(unit)
         for label, child in children.get(base, no_children):
             key = prefix + _BYTES[label]
             unit = units[child]
             if unit & 0x100:  # has a leaf: this key is a rule
-                leaf = child ^ ((unit >> 10) << ((unit & 0x200) >> 6))
+                leaf = child ^ _offset(unit)
                 target = targets.get(leaf)
                 if target is None:
                     target = targets[leaf] = _target(units, leaf, strings)
@@ -144,16 +152,8 @@ class CharsMap:
     def __init__(self, blob: bytes) -> None:
         self.units, self.strings = split_blob(blob)
         self._targets: dict[int, str] = {}
-        self._children = self._index_children()
+        self._children = _index_children(self.units)
         self.trigger_chars = self._find_triggers()
-
-    def _index_children(self) -> dict[int, list[tuple[int, int]]]:
-        children: dict[int, list[tuple[int, int]]] = {}
-        for index, unit in enumerate(self.units):
-            label = unit & _LEAF_LABEL_MASK
-            if 0 < label < 256:
-                children.setdefault(index ^ label, []).append((label, index))
-        return children
 
     def _chars_from(self, node: int) -> list[tuple[str, int, bool]]:
         """Every whole character leading out of ``node``: (char, node after
