@@ -114,8 +114,6 @@ def train_command(**kwargs) -> None:
 
     for name in LIST_FIELDS:
         kwargs[name] = [item for value in kwargs[name] for item in split_csv(value)]
-    if kwargs.pop("quiet"):
-        kwargs["minloglevel"] = max(2, kwargs["minloglevel"])
     paths = kwargs.pop("input")
     prefix = kwargs.pop("model_prefix")
     if not paths:

@@ -68,7 +68,7 @@ def train(input: Any = None, model_prefix: str | os.PathLike | None = None, *,
     corpus.consumable = True  # nobody else sees it: the trainer may free what it has taken
     trainer = get_trainer(opts.model_type_name)
     trained = trainer(corpus, opts, progress)
-    pieces, scores, types = assemble(corpus.meta_ids, corpus.meta, trained, opts.vocab_size)
+    pieces, scores, types = assemble(corpus.meta_by_id(), trained, opts.vocab_size)
     size = len(pieces)
     if opts.hard_vocab_limit and opts.model_type_name != "char":
         if size != opts.vocab_size:
@@ -86,16 +86,17 @@ def train(input: Any = None, model_prefix: str | os.PathLike | None = None, *,
     return model
 
 
-def assemble(meta_ids: list[int], meta: list[tuple[str, int]], trained: list[tuple[str, float]],
+def assemble(by_id: dict[int, tuple[str, int]], trained: list[tuple[str, float]],
              vocab_size: int) -> tuple[list[str], list[float], list[int]]:
-    """Meta pieces at their ids, trained pieces in the free slots (§6.9)."""
-    by_id = dict(zip(meta_ids, meta))
+    """Meta pieces at their ids (``by_id``: id -> (piece, type), from
+    :meth:`~subtok.trainers.corpus.Corpus.meta_by_id`), trained pieces in
+    the free slots (§6.9)."""
     pieces: list[str] = []
     scores: list[float] = []
     types: list[int] = []
     seen: set[str] = set()
     k = 0
-    limit = max(vocab_size, len(meta) + len(trained))
+    limit = max(vocab_size, len(by_id) + len(trained))
     for piece_id in range(limit):
         if piece_id in by_id:
             piece, kind = by_id[piece_id]

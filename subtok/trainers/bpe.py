@@ -45,28 +45,12 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections import Counter
 
-from .corpus import Corpus, Progress, UNK_CHAR, words_with_counts
+from .corpus import Corpus, Progress, UNK_CHAR
 from .spec import TrainerOptions
 from .validity import PieceValidator
 
 _NONE = -1
-
-
-def training_words(corpus: Corpus, options: TrainerOptions) -> list[tuple[str, int]]:
-    """Phase 1: the strings BPE merges within, with their counts."""
-    units = getattr(corpus, "units", None)
-    if units is not None:
-        return units  # counted while loading (corpus.training_units)
-    if options.split_by_whitespace:
-        words = words_with_counts(corpus, options)
-    else:
-        counts: Counter = Counter()
-        for text, freq in corpus.sentences:
-            counts[text] += freq
-        words = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    return words
 
 
 class _State:
@@ -255,16 +239,13 @@ class _State:
 
 def train(corpus: Corpus, options: TrainerOptions, progress: Progress) -> list[tuple[str, float]]:
     """Trained NORMAL pieces with scores (merges first, then the alphabet)."""
-    words = training_words(corpus, options)
+    words = corpus.units  # phase 1, counted while loading (corpus.training_units)
     alphabet = sorted(corpus.alphabet.items(), key=lambda kv: (-kv[1], kv[0]))
+    # >= 0: load_corpus has checked len(alphabet) + len(meta) <= vocab_size.
     target = options.vocab_size - len(corpus.meta) - len(alphabet)
-    if target < 0:
-        from ..errors import TrainerError
-        raise TrainerError("Vocabulary size is smaller than required_chars. %d vs %d."
-                           % (options.vocab_size, len(corpus.meta) + len(alphabet)))
     state = _State(words, PieceValidator(options))
     del words
-    if getattr(corpus, "consumable", False):
+    if corpus.consumable:
         corpus.units = None  # the state holds the words now
     pairs = state.pairs
     # A lazy max-heap of (-frequency, length, string, stamp, pair). Only
@@ -338,4 +319,4 @@ def train(corpus: Corpus, options: TrainerOptions, progress: Progress) -> list[t
     return pieces
 
 
-__all__ = ["train", "training_words"]
+__all__ = ["train"]

@@ -11,7 +11,7 @@ Phases (§6.2, §6.3 of the reference), each a short function below:
    ``sentence<TAB>freq``.
 3. :func:`select` keeps them all, the first N, or a seeded reservoir sample
    of N (``input_sentence_size``).
-4. :func:`normalize_sentences` runs the model's normalizer, turns every
+4. :func:`normalize_pass` runs the model's normalizer, turns every
    meta-piece string and the ``pretokenization_delimiter`` into TAB (a hard
    boundary; 0.2.3 keeps the delimiter out of the alphabet) and drops empty
    results by swapping in the last sentence (sentencepiece's order).
@@ -43,7 +43,6 @@ import multiprocessing
 import os
 import random
 import re
-import struct
 import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -51,6 +50,7 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 
 from ..errors import TrainerError
+from ..models.unigram import f32
 from ..normalizer.normalizer import Normalizer
 from ..vocab import PieceType, byte_piece
 from .spec import TrainerOptions
@@ -358,13 +358,6 @@ def meta_matcher(pieces: Iterable[str]):
     return lambda text: pattern.sub(BOUNDARY, text)
 
 
-def normalize_sentences(raw: list[tuple[str, int]], options: TrainerOptions,
-                        meta: list[tuple[int, str, int]], progress: Progress) -> list[tuple[str, int]]:
-    """Normalized sentences, empty ones removed (sentencepiece's order)."""
-    pass_ = normalize_pass(raw, options, meta, progress, keep_sentences=True, units=None)
-    return pass_.sentences
-
-
 #: Characters per chunk of the normalization pass (chunks never depend on
 #: num_threads, and their results are merged in chunk order).
 CHUNK_CHARS = 2_000_000
@@ -515,16 +508,23 @@ def _chunk_results(raw: Iterable[tuple[str, int]], workers: int):
 
 def normalize_pass(raw: Iterable[tuple[str, int]], options: TrainerOptions,
                    meta: list[tuple[int, str, int]], progress: Progress, *,
-                   keep_sentences: bool, units: tuple | None, size: int | None = None) -> _Pass:
+                   keep_sentences: bool, units: tuple | None, size: int | None = None,
+                   normalizer: Normalizer | None = None) -> _Pass:
     """Normalize ``raw`` (a list, or a stream of about ``size`` characters)
     in chunks, in worker processes when it is large.
+
+    ``normalizer`` (default: :func:`make_normalizer`) lets several passes
+    share one normalizer (building it decodes the charsmap). The workers
+    are forked after ``_JOB`` is set, so they inherit it (nothing is
+    pickled).
 
     Each chunk also counts its characters (weighted by freq) and, with
     ``units`` (``("words", suffix, whitespace_only)`` or ``("sentences",)``),
     its distinct units; the chunk results are merged in chunk order, so the
     result does not depend on ``num_threads``.
     """
-    normalizer = make_normalizer(options)
+    if normalizer is None:
+        normalizer = make_normalizer(options)
     _JOB.clear()
     _JOB.update(normalize=normalizer.normalize,
                 replace=meta_matcher(piece for _, piece, _ in meta),
@@ -568,37 +568,19 @@ def normalize_pass(raw: Iterable[tuple[str, int]], options: TrainerOptions,
 # 5. alphabet
 
 
-def f32(value: float) -> float:
-    """Round a Python float to IEEE binary32."""
-    return struct.unpack("<f", struct.pack("<f", value))[0]
-
-
-def count_chars(sentences: list[tuple[str, int]]) -> Counter:
-    counts: Counter = Counter()
-    for text, freq in sentences:
-        if freq == 1:
-            counts.update(text)
-        else:
-            for char, n in Counter(text).items():
-                counts[char] += n * freq
-    for bad in ("\x00", " "):
-        counts.pop(bad, None)
-    return counts
-
-
-def compute_alphabet(sentences: list[tuple[str, int]] | None, options: TrainerOptions,
-                     counts: Counter | None = None) -> dict[str, int]:
+def compute_alphabet(options: TrainerOptions, counts: Counter) -> dict[str, int]:
     """Characters kept in the alphabet, with their counts, in Sorted order.
 
-    ``counts`` (from :func:`count_chars`) saves counting ``sentences`` again.
+    ``counts``: character -> weighted count, without "\\0" and " "; it is
+    not modified (the caller masks with its keys). Required characters
+    missing from it take part with count 0.
     """
-    counts = count_chars(sentences) if counts is None else Counter(counts)
     required = {c for c in options.required_chars if c not in ("\x00", " ")}
-    for char in required:
-        counts.setdefault(char, 0)
     total = sum(counts.values())
     coverage_limit = f32(options.character_coverage)
-    ordered = sorted(counts.items(), key=lambda kv: (kv[0] not in required, -kv[1], kv[0]))
+    items = list(counts.items())
+    items.extend((char, 0) for char in required if char not in counts)
+    ordered = sorted(items, key=lambda kv: (kv[0] not in required, -kv[1], kv[0]))
     alphabet: dict[str, int] = {}
     accumulated = 0
     for char, count in ordered:
@@ -656,18 +638,16 @@ def sorted_by_count(counts: dict[str, int]) -> list[tuple[str, int]]:
 
 
 def load_corpus(options: TrainerOptions, progress: Progress | None = None,
-                lines: Iterable | None = None, keep_sentences: bool | None = None) -> Corpus:
+                lines: Iterable | None = None) -> Corpus:
     """Read, select, normalize and mask the training sentences (§6.2–6.3).
 
     ``lines`` (an iterable of str or bytes) replaces ``options.input``.
-    ``keep_sentences`` (default: only for unigram) keeps
-    ``Corpus.sentences``; otherwise only ``Corpus.units`` is filled: the
-    distinct units the model type trains on (:func:`training_units`), which
-    is much smaller.
+    Only unigram keeps ``Corpus.sentences``; for the other model types only
+    ``Corpus.units`` is filled (None for CHAR): the distinct units the
+    model type trains on (:func:`training_units`), which is much smaller.
     """
     progress = progress or Progress(False, options.minloglevel)
-    if keep_sentences is None:
-        keep_sentences = options.model_type_name == "unigram"
+    keep_sentences = options.model_type_name == "unigram"
     if (not keep_sentences and lines is None and "-" not in options.input
             and hasattr(os, "fork") and sum(map(_file_size, options.input)) >= PARALLEL_MIN_CHARS):
         # Load in a forked child and take back only the result: the
@@ -717,6 +697,7 @@ def _load_corpus(options: TrainerOptions, progress: Progress, lines: Iterable | 
                  keep_sentences: bool) -> Corpus:
     units = None if keep_sentences else training_units(options)
     meta = build_meta(options)
+    normalizer = make_normalizer(options)  # shared by both passes
 
     def source(progress: Progress):
         """(sentences, size): a list, or a stream when the input can be read
@@ -732,7 +713,7 @@ def _load_corpus(options: TrainerOptions, progress: Progress, lines: Iterable | 
 
     raw, size = source(progress)
     result = normalize_pass(raw, options, meta, progress, keep_sentences=keep_sentences,
-                            units=units, size=size)
+                            units=units, size=size, normalizer=normalizer)
     if not result.total:
         raise TrainerError("the corpus is empty: no usable sentence in %s (empty lines, lines longer "
                            "than --max_sentence_length=%d bytes and lines with U+2585 are skipped)."
@@ -745,7 +726,7 @@ def _load_corpus(options: TrainerOptions, progress: Progress, lines: Iterable | 
     counts = result.counts
     for bad in ("\x00", " "):
         counts.pop(bad, None)
-    alphabet = compute_alphabet(None, options, counts)
+    alphabet = compute_alphabet(options, counts)
     unit_list = None
     if units is not None:
         if units[0] == "words" and SPACE in counts and SPACE not in alphabet:
@@ -755,7 +736,7 @@ def _load_corpus(options: TrainerOptions, progress: Progress, lines: Iterable | 
             if not isinstance(raw, list):
                 raw, size = source(Progress(False, 2))
             result = normalize_pass(raw, options, meta, progress, keep_sentences=False,
-                                    units=units, size=size)
+                                    units=units, size=size, normalizer=normalizer)
         unit_list = mask_units(result.units, alphabet, counts)
     del raw
     sentences = mask_unknown(result.sentences, alphabet, counts) if keep_sentences else []
@@ -853,5 +834,5 @@ def words_with_counts(corpus: Corpus, options: TrainerOptions) -> list[tuple[str
 
 
 __all__ = ["Corpus", "Progress", "load_corpus", "build_meta", "read_sentences", "select",
-           "normalize_sentences", "normalize_pass", "training_units", "mask_units", "compute_alphabet", "split_into_words", "count_words",
+           "normalize_pass", "training_units", "mask_units", "compute_alphabet", "split_into_words", "count_words",
            "words_with_counts", "make_normalizer", "MT19937", "f32", "SPACE", "UNK_CHAR"]

@@ -141,14 +141,16 @@ class TrainerOptions:
         """
         known = {f.name: f for f in dataclasses.fields(cls)}
         values: dict[str, Any] = {}
+        quiet = False
         for key, value in kwargs.items():
             if key == "quiet":
-                if coerce_bool("quiet", value):
-                    values["minloglevel"] = max(2, int(values.get("minloglevel", 0)))
+                quiet = coerce_bool("quiet", value)
                 continue
             if key not in known:
                 raise TrainerError('unknown option "%s" (not a spm_train flag).' % key)
             values[key] = _coerce(key, known[key], value)
+        if quiet:  # after the loop: wins over minloglevel whatever the order
+            values["minloglevel"] = max(2, int(values.get("minloglevel", 0)))
         return cls(**values)
 
     def replace(self, **changes: Any) -> "TrainerOptions":

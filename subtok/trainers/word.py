@@ -12,14 +12,12 @@ float32. There is no length or validity check on words.
 from __future__ import annotations
 
 from .char import log_prob, logf
-from .corpus import Corpus, Progress, UNK_CHAR, count_words
+from .corpus import Corpus, Progress, UNK_CHAR
 from .spec import TrainerOptions
 
 
 def train(corpus: Corpus, options: TrainerOptions, progress: Progress) -> list[tuple[str, float]]:
-    units = getattr(corpus, "units", None)
-    # Counted while loading (corpus.training_units) unless the sentences were kept.
-    words = units if units is not None else count_words(corpus.sentences)
+    words = corpus.units  # counted while loading (corpus.training_units)
     limit = options.vocab_size - len(corpus.meta)
     logsum = logf(sum(count for _, count in words))
     pieces = []
