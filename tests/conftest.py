@@ -21,6 +21,8 @@ CORPORA_DIR = DATA / "corpora"
 
 needs_data = pytest.mark.skipif(
     not MODELS_DIR.is_dir(), reason="shared data not found at %s" % DATA)
+needs_corpora = pytest.mark.skipif(
+    not CORPORA_DIR.is_dir(), reason="shared corpora not found at %s" % CORPORA_DIR)
 
 
 def model_paths() -> list[Path]:

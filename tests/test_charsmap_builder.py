@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import CORPORA_DIR, needs_corpora
+
 from subtok.normalizer import charsmap_builder as cb
 from subtok.normalizer.charsmap_builder import (
     BUILTIN_RULE_NAMES,
@@ -22,18 +24,7 @@ from subtok.normalizer.charsmap_builder import (
     normalize_with_rules,
 )
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-CORPORA = DATA / "corpora"
 TABLES = ("nfkc", "nmt_nfkc", "nfkc_cf", "nmt_nfkc_cf")
-
-try:
-    import sentencepiece as spm
-    from sentencepiece import sentencepiece_model_pb2 as spm_pb2
-except ImportError:  # pragma: no cover - the oracle is a dev dependency
-    spm = None
-
-needs_spm = pytest.mark.skipif(spm is None,
-                               reason="sentencepiece (oracle) not installed")
 
 
 # --------------------------------------------------------------------------
@@ -46,8 +37,9 @@ def builtin_rules():
             for name in TABLES}
 
 
-def _sp_with_charsmap(blob: bytes):
+def _sp_with_charsmap(spm, blob: bytes):
     """A minimal sentencepiece model whose normalizer only maps chars."""
+    from sentencepiece import sentencepiece_model_pb2 as spm_pb2  # after the fixture's check
     m = spm_pb2.ModelProto()
     for piece, kind in (("<unk>", 2), ("<s>", 3), ("</s>", 3), ("a", 1)):
         p = m.pieces.add()
@@ -62,8 +54,8 @@ def _sp_with_charsmap(blob: bytes):
     return spm.SentencePieceProcessor(model_proto=m.SerializeToString())
 
 
-def _assert_sp_agrees(blob: bytes, rules: dict, texts) -> int:
-    sp = _sp_with_charsmap(blob)
+def _assert_sp_agrees(spm, blob: bytes, rules: dict, texts) -> int:
+    sp = _sp_with_charsmap(spm, blob)
     max_len = max(map(len, rules))
     n = 0
     for text in texts:
@@ -96,18 +88,15 @@ def _fuzz_texts(rules: dict, count: int, seed: int) -> list[str]:
 
 
 def _corpus_lines(per_file: int = 400, max_bytes: int = 400_000):
-    if not CORPORA.is_dir():
-        pytest.skip("shared corpora not found at %s" % CORPORA)
     lines = []
-    for path in sorted(CORPORA.glob("*.txt")):
+    for path in sorted(CORPORA_DIR.glob("*.txt")):
         with open(path, "rb") as fh:
             raw = fh.read(max_bytes)
         text = raw.decode("utf-8", "ignore").replace("\0", "")
         file_lines = [ln for ln in text.splitlines(True) if ln.strip()]
         step = max(1, len(file_lines) // per_file)
         lines.extend(file_lines[::step][:per_file])
-    if not lines:
-        pytest.skip("no corpus lines found in %s" % CORPORA)
+    assert lines, "no corpus lines found in %s" % CORPORA_DIR
     return lines
 
 
@@ -185,7 +174,7 @@ def test_too_many_prefixes():
         compile_charsmap(bad)
 
 
-def test_large_offset_form(monkeypatch):
+def test_large_offset_form(monkeypatch, spm):
     """Force the bit-9 (<< 8) offset form by lowering the plain-form limit."""
     monkeypatch.setattr(cb, "_SHORT_OFFSET_LIMIT", 1 << 9)
     rules = {chr(0x100 + i) + chr(0x300 + i % 40): chr(0x41 + i % 26)
@@ -196,35 +185,32 @@ def test_large_offset_form(monkeypatch):
     units = struct.unpack_from("<%dI" % (size // 4), blob, 4)
     assert any(u & 0x200 and not u & 0x80000000 for u in units)
     assert decompile_charsmap(blob) == rules
-    if spm is not None:
-        _assert_sp_agrees(blob, rules, _fuzz_texts(rules, 300, 3))
+    _assert_sp_agrees(spm, blob, rules, _fuzz_texts(rules, 300, 3))
 
 
 # --------------------------------------------------------------------------
 # sentencepiece reads what we build
 
 
-@needs_spm
 @pytest.mark.parametrize("rules", SMALL_DICTS)
-def test_sentencepiece_loads_small(rules):
+def test_sentencepiece_loads_small(rules, spm):
     blob = compile_charsmap(rules)
-    _assert_sp_agrees(blob, rules, _fuzz_texts(rules, 200, 1))
+    _assert_sp_agrees(spm, blob, rules, _fuzz_texts(rules, 200, 1))
 
 
-@needs_spm
-def test_sentencepiece_nul_byte_does_not_match():
+def test_sentencepiece_nul_byte_does_not_match(spm):
     rules = {"ab": "X", "a": "Y"}
-    sp = _sp_with_charsmap(compile_charsmap(rules))
+    sp = _sp_with_charsmap(spm, compile_charsmap(rules))
     assert sp.normalize("a\0b") == "Y\0b"
 
 
-@needs_spm
+@needs_corpora
 @pytest.mark.parametrize("name", TABLES)
-def test_sentencepiece_builtin_tables(name, builtin_rules):
+def test_sentencepiece_builtin_tables(name, builtin_rules, spm):
     rules = builtin_rules[name]
     blob = builtin_charsmap(name)
     texts = _corpus_lines() + _fuzz_texts(rules, 3000, TABLES.index(name))
-    assert _assert_sp_agrees(blob, rules, texts) > 3000
+    assert _assert_sp_agrees(spm, blob, rules, texts) > 3000
 
 
 # --------------------------------------------------------------------------
@@ -269,16 +255,14 @@ def test_builtin_contents(builtin_rules):
     assert n(nmt_cf, "\uff21\t") == "a "
 
 
-@needs_spm
-def test_difference_to_sentencepiece_builtins(builtin_rules):
+def test_difference_to_sentencepiece_builtins(builtin_rules, spm):
     """Regression guard for the counts in subtok/normalizer/rules/README.md.
 
     Our tables (Unicode 15.1) lack only rules for characters new in Unicode
     16.0; they never add or change a rule.  Their blobs are read only to
     compare dicts.
     """
-    if spm.__version__ != "0.2.3":
-        pytest.skip("counts are for sentencepiece 0.2.3")
+    # the counts are for sentencepiece 0.2.3, which the spm fixture asserts
     pkg = Path(spm.__file__).parent / "package_data"
     expected = {"nfkc": 360, "nmt_nfkc": 360, "nfkc_cf": 415,
                 "nmt_nfkc_cf": 415}
@@ -332,12 +316,11 @@ def test_load_rule_tsv_errors(tmp_path, bad_line):
     assert "bad.tsv:4" in str(err.value)
 
 
-def test_tsv_to_sentencepiece(tmp_path):
+def test_tsv_to_sentencepiece(tmp_path, spm):
     p = tmp_path / "r.tsv"
     p.write_text("41\t61\n41 301\tE1\n3000\t20\n", encoding="utf-8")
     rules = load_rule_tsv(p)
     blob = compile_charsmap(rules)
     assert decompile_charsmap(blob) == rules
-    if spm is not None:
-        sp = _sp_with_charsmap(blob)
-        assert sp.normalize("AA\u0301\u3000") == "a\u00e1 "
+    sp = _sp_with_charsmap(spm, blob)
+    assert sp.normalize("AA\u0301\u3000") == "a\u00e1 "

@@ -19,7 +19,7 @@ def out_lines(proc):
     return proc.stdout.split(b"\n")[:-1]
 
 
-def test_flag_spellings_are_equivalent(tmp_path):
+def test_flag_spellings_are_equivalent(tmp_path, spm):
     source = tmp_path / "in.txt"
     source.write_bytes(b"Hello world\nI saw a girl\n")
     variants = [
@@ -29,6 +29,10 @@ def test_flag_spellings_are_equivalent(tmp_path):
     ]
     outputs = {run_subtok("encode", *v).stdout for v in variants}
     assert len(outputs) == 1
+    sp = spm.SentencePieceProcessor(model_file=TEST_MODEL)
+    expected = b"".join(" ".join(map(str, sp.encode(line))).encode() + b"\n"
+                        for line in ["Hello world", "I saw a girl"])
+    assert outputs == {expected}
 
 
 def test_stdin_stdout_and_line_semantics(spm):
@@ -51,6 +55,9 @@ def test_extra_options_apply_in_the_given_order(spm):
     assert out_lines(proc) == [" ".join(["<s>"] + sp.encode("hello", out_type=str)[::-1]).encode()]
     proc = run_subtok("encode", "--model", MAXTEXT, "--extra_options=unk", input="a\u2603b\n".encode())
     assert b"<unk>" in proc.stdout
+    maxtext = spm.SentencePieceProcessor(model_file=MAXTEXT)
+    unk = maxtext.encode("a\u2603b", out_type=str, emit_unk_piece=True)
+    assert out_lines(proc) == [" ".join(unk).encode("utf-8")]
 
 
 def test_decode_round_trip_with_options(tmp_path, spm):

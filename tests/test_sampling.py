@@ -18,22 +18,16 @@ import collections
 import functools
 import math
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import CORPORA_DIR, MODELS_DIR, needs_corpora, needs_data, run_subtok
 from subtok import EncodeError, SentencePieceProcessor
 from subtok.batch import LineEncoder, SampleLineEncoder, map_lines
 from subtok.sampling import EOS, Lattice, choose_hypothesis, sample_encode_and_score
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-MODELS = DATA / "models"
-CORPORA = DATA / "corpora"
-
-pytestmark = pytest.mark.skipif(not MODELS.is_dir() or not CORPORA.is_dir(),
-                                reason="shared models/corpora not found at %s" % DATA)
+pytestmark = [needs_data, needs_corpora]
 
 UNIGRAM_MODELS = ["test_model", "hf_test_sentencepiece", "maxtext_c4_unigram32k", "test_ja_model",
                   "albert_base_v2_spiece", "opus_mt_en_mg_source",
@@ -44,20 +38,19 @@ CORPUS_NAMES = ["en", "botchan", "ja", "de", "zh", "ru"]
 
 @functools.lru_cache(maxsize=None)
 def processor(name: str) -> SentencePieceProcessor:
-    return SentencePieceProcessor(str(MODELS / (name + ".model")))
+    return SentencePieceProcessor(str(MODELS_DIR / (name + ".model")))
 
 
 @functools.lru_cache(maxsize=None)
-def oracle(name: str):
-    spm = pytest.importorskip("sentencepiece")
-    assert spm.__version__ == "0.2.3", spm.__version__
-    return spm.SentencePieceProcessor(model_file=str(MODELS / (name + ".model")))
+def oracle(spm, name: str):
+    """sentencepiece 0.2.3 (the ``spm`` fixture) with one of the shared models."""
+    return spm.SentencePieceProcessor(model_file=str(MODELS_DIR / (name + ".model")))
 
 
 @functools.lru_cache(maxsize=None)
 def corpus_lines(name: str, count: int, max_chars: int = 300) -> tuple[str, ...]:
     """``count`` non-empty lines of a corpus (seeded choice), at most ``max_chars`` long."""
-    text = (CORPORA / (name + ".txt")).read_text(encoding="utf-8", errors="surrogateescape")
+    text = (CORPORA_DIR / (name + ".txt")).read_text(encoding="utf-8", errors="surrogateescape")
     lines = [line for line in text.split("\n") if line.strip() and len(line) <= max_chars]
     return tuple(random.Random(name).sample(lines, min(count, len(lines))))
 
@@ -186,8 +179,8 @@ def _grouped(hyps):
 
 
 @pytest.mark.parametrize("name", UNIGRAM_MODELS)
-def test_nbest_matches_sentencepiece(name):
-    sp, ref = processor(name), oracle(name)
+def test_nbest_matches_sentencepiece(name, spm):
+    sp, ref = processor(name), oracle(spm, name)
     lines = mixed_lines(6) + ["", "New York", "a  b   c", "ab" * 60]
     for size in (2, 10):
         for line in lines:
@@ -207,10 +200,10 @@ def test_nbest_matches_sentencepiece(name):
     assert sp.nbest_encode(line, 0) == [sp.encode(line)] == ref.nbest_encode(line, nbest_size=0)
 
 
-def test_nbest_agenda_limits_match_sentencepiece():
+def test_nbest_agenda_limits_match_sentencepiece(spm):
     """Long repetitive lines hit 0.2.3's agenda shrinking and give-up rules."""
     for name in ("test_model", "albert_base_v2_spiece"):
-        sp, ref = processor(name), oracle(name)
+        sp, ref = processor(name), oracle(spm, name)
         for line in ["-" * 1500 + " end", ("The quick brown fox. " * 60).strip()]:
             expected = [([p.piece for p in n.pieces], n.score)
                         for n in ref.nbest_encode(line, nbest_size=10, out_type="proto").nbests]
@@ -430,15 +423,17 @@ def test_bpe_dropout(name):
 # -- round trips and post-processing ---------------------------------------------------------
 @pytest.mark.parametrize("name", ["test_model", "test_ja_model", "chinese_llama_human_unigram",
                                   "fastai_frwiki_unigram30k"])
-def test_samples_and_hypotheses_decode_to_the_same_text(name):
-    sp = processor(name)
+def test_samples_and_hypotheses_decode_to_the_same_text(name, spm):
+    sp, ref = processor(name), oracle(spm, name)
     rng = random.Random(21)
     unk = sp.vocab.unk_index
     for line in mixed_lines(3) + ["日本語 ✓ x\u0301 \U0001f600 xxbos  end"]:
         expected = decoded(sp, sp.encode_pairs(line))
         normalized = sp.normalize(line)
         hypotheses = sp.nbest_pairs(line, 6)
-        assert hypotheses[0] == sp.encode_pairs(line) or len(hypotheses) > 1
+        best = ref.nbest_encode(line, nbest_size=6, out_type=str)[0]
+        assert [piece for piece, _ in hypotheses[0]] == best, line
+        assert [i for _, i in hypotheses[0]] == ref.nbest_encode(line, nbest_size=6)[0], line
         samples = [sp.sample_pairs(line, size, 0.2, rng) for size in (-1, -1, 4)]
         for pairs in hypotheses + samples:
             assert decoded(sp, pairs) == expected
@@ -468,16 +463,10 @@ def test_extra_options_apply_to_samples():
 
 
 # -- errors ----------------------------------------------------------------------------------------
-def _oracle_message(call) -> str:
-    with pytest.raises(Exception) as info:
-        call()
-    return str(info.value)
-
-
 @pytest.mark.parametrize("name", ["ewondo_char_nfkc_cf", "es_tweets_word_nfkc_cf", "test_model",
                                   "hf_test_sentencepiece_bpe"])
-def test_errors_match_sentencepiece(name):
-    sp, ref = processor(name), oracle(name)
+def test_errors_match_sentencepiece(name, spm):
+    sp, ref = processor(name), oracle(spm, name)
     cases = [
         lambda p: p.encode("New York", enable_sampling=True, nbest_size=-1, alpha=0.5),
         lambda p: p.encode("New York", enable_sampling=True, nbest_size=5, alpha=0.5),
@@ -527,14 +516,6 @@ def test_per_line_seeding_independent_of_workers_and_chunks():
     assert not getattr(LineEncoder, "numbered", False)
 
 
-def run_cli(*args: str, input_path: Path, check: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "subtok", "encode", *args, str(input_path)],
-                          capture_output=True, timeout=300)
-    if check:
-        assert proc.returncode == 0, proc.stderr.decode(errors="replace")
-    return proc
-
-
 @pytest.fixture(scope="module")
 def cli_input(tmp_path_factory) -> tuple[Path, list[str]]:
     lines = [line for line in mixed_lines(3) if "\r" not in line] + ["", "New York"]
@@ -543,14 +524,14 @@ def cli_input(tmp_path_factory) -> tuple[Path, list[str]]:
     return path, lines
 
 
-def test_cli_nbest_formats(cli_input):
+def test_cli_nbest_formats(cli_input, spm):
     path, lines = cli_input
-    model = str(MODELS / "test_model.model")
-    ref = oracle("test_model")
-    pieces = run_cli("--model", model, "--output_format=nbest_piece", "--nbest_size=4",
-                     input_path=path).stdout.decode("utf-8").split("\n")
-    ids = run_cli("--model", model, "--output-format", "nbest_id", "--nbest-size", "4",
-                  input_path=path).stdout.decode().split("\n")
+    model = str(MODELS_DIR / "test_model.model")
+    ref = oracle(spm, "test_model")
+    pieces = run_subtok("encode", "--model", model, "--output_format=nbest_piece",
+                        "--nbest_size=4", str(path)).stdout.decode("utf-8").split("\n")
+    ids = run_subtok("encode", "--model", model, "--output-format", "nbest_id", "--nbest-size",
+                     "4", str(path)).stdout.decode().split("\n")
     expected_pieces = [" ".join(h) for line in lines
                        for h in ref.nbest_encode(line, nbest_size=4, out_type=str)]
     expected_ids = [" ".join(map(str, h)) for line in lines
@@ -561,13 +542,13 @@ def test_cli_nbest_formats(cli_input):
 
 def test_cli_sample_formats_and_seed(cli_input):
     path, lines = cli_input
-    model = str(MODELS / "test_model.model")
+    model = str(MODELS_DIR / "test_model.model")
     sp = processor("test_model")
     expected = [sp.decode(sp.encode(line, out_type=str)) for line in lines]
     base = ["--model", model, "--output_format=sample_piece", "--random_seed=7"]
-    one = run_cli(*base, "--nbest_size=-1", "--alpha=0.2", input_path=path).stdout
-    two = run_cli(*base, "--nbest_size=-1", "--alpha=0.2", "--num_threads=2",
-                  input_path=path).stdout
+    one = run_subtok("encode", *base, "--nbest_size=-1", "--alpha=0.2", str(path)).stdout
+    two = run_subtok("encode", *base, "--nbest_size=-1", "--alpha=0.2", "--num_threads=2",
+                     str(path)).stdout
     assert one == two
     rows = one.decode("utf-8").split("\n")[:-1]
     assert len(rows) == len(lines)
@@ -576,8 +557,8 @@ def test_cli_sample_formats_and_seed(cli_input):
     # Default n-best sampling (nbest_size 10, alpha 0.5): ids and pieces drawn from the
     # same per-line generators agree; extra options apply.
     default = ["--model", model, "--random_seed=7", "--extra_options=bos:eos"]
-    ids = run_cli(*default, "--output_format=sample_id", input_path=path).stdout
-    pieces = run_cli(*default, "--output_format=sample_piece", input_path=path).stdout
+    ids = run_subtok("encode", *default, "--output_format=sample_id", str(path)).stdout
+    pieces = run_subtok("encode", *default, "--output_format=sample_piece", str(path)).stdout
     id_rows = ids.decode().split("\n")[:-1]
     piece_rows = pieces.decode("utf-8").split("\n")[:-1]
     assert len(id_rows) == len(piece_rows) == len(lines)
@@ -588,18 +569,19 @@ def test_cli_sample_formats_and_seed(cli_input):
         assert values == [sp.piece_to_id(p) for p in row_pieces]
         assert sp.decode(row_pieces[1:-1]) == text
     # BPE: alpha 0 is deterministic encoding.
-    bpe = str(MODELS / "hf_test_sentencepiece_bpe.model")
-    assert (run_cli("--model", bpe, "--output_format=sample_piece", "--alpha=0",
-                    input_path=path).stdout
-            == run_cli("--model", bpe, input_path=path).stdout)
+    bpe = str(MODELS_DIR / "hf_test_sentencepiece_bpe.model")
+    assert (run_subtok("encode", "--model", bpe, "--output_format=sample_piece", "--alpha=0",
+                       str(path)).stdout
+            == run_subtok("encode", "--model", bpe, str(path)).stdout)
 
 
 def test_cli_sampling_errors(cli_input):
     path, _ = cli_input
-    char = str(MODELS / "ewondo_char_nfkc_cf.model")
-    failed = run_cli("--model", char, "--output_format=sample_piece", input_path=path, check=False)
+    char = str(MODELS_DIR / "ewondo_char_nfkc_cf.model")
+    failed = run_subtok("encode", "--model", char, "--output_format=sample_piece", str(path),
+                        check=False)
     assert failed.returncode != 0
     assert b"SampleEncode is not available for the current model." in failed.stderr
-    failed = run_cli("--model", str(MODELS / "test_model.model"), "--output_format=nbest_id",
-                     "--nbest_size=513", input_path=path, check=False)
+    failed = run_subtok("encode", "--model", str(MODELS_DIR / "test_model.model"),
+                        "--output_format=nbest_id", "--nbest_size=513", str(path), check=False)
     assert failed.returncode != 0 and b"nbest_size must be nbest_size <= 512" in failed.stderr

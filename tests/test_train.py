@@ -9,31 +9,16 @@ encodings of held-out text with the model subtok wrote.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
 import subtok
+from conftest import CORPORA_DIR, needs_corpora, run_subtok
 from subtok.trainers.corpus import MT19937, build_meta, split_into_words
 from subtok.trainers.spec import TrainerOptions, split_csv
 from subtok.trainers.validity import PieceValidator
-
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-CORPORA = DATA / "corpora"
-
-needs_data = pytest.mark.skipif(not CORPORA.is_dir(),
-                                reason="shared corpora not found at %s" % CORPORA)
-
-try:
-    import sentencepiece as spm
-    from sentencepiece import sentencepiece_model_pb2 as spm_pb2
-except ImportError:  # pragma: no cover - the oracle is a test dependency
-    spm = None
-
-needs_spm = pytest.mark.skipif(spm is None, reason="sentencepiece (oracle) not installed")
 
 HASHIRE = dict(add_dummy_prefix=False, character_coverage=0.995, pad_id=3, pad_piece="[PAD]",
                user_defined_symbols="[PAD],[CLS],[SEP],[MASK],[BOS],[EOS]")
@@ -45,8 +30,9 @@ LLAMA = dict(byte_fallback=True, split_digits=True, normalization_rule_name="ide
 # helpers
 
 
-def oracle(tmp_path: Path, input, **options):
-    """Train sentencepiece; return [(piece, type, score)] of its model."""
+def oracle(spm, tmp_path: Path, input, **options):
+    """Train sentencepiece (the ``spm`` fixture); return [(piece, type, score)] of its model."""
+    from sentencepiece import sentencepiece_model_pb2 as spm_pb2  # after the fixture's check
     prefix = tmp_path / "oracle"
     spm.SentencePieceTrainer.train(input=input, model_prefix=str(prefix), num_threads=1,
                                    minloglevel=2, **options)
@@ -54,9 +40,9 @@ def oracle(tmp_path: Path, input, **options):
     return [(p.piece, p.type, p.score) for p in proto.pieces], str(prefix) + ".model"
 
 
-def oracle_error(tmp_path: Path, input, **options) -> str:
+def oracle_error(spm, tmp_path: Path, input, **options) -> str:
     with pytest.raises(RuntimeError) as info:
-        oracle(tmp_path, input, **options)
+        oracle(spm, tmp_path, input, **options)
     return str(info.value)
 
 
@@ -68,14 +54,14 @@ def held_out(count: int = 60) -> list[str]:
     """Lines of corpora none of the test models was trained on, plus odd ones."""
     lines = []
     for name in ("en.txt", "fr.txt", "zh.txt", "ko.txt", "ru.txt"):
-        data = (CORPORA / name).read_text(encoding="utf-8").splitlines()
+        data = (CORPORA_DIR / name).read_text(encoding="utf-8").splitlines()
         lines.extend(data[-count // 5:])
     lines += ["", "  leading and  double  spaces ", "digits 1234567 and ｆｕｌｌｗｉｄｔｈ",
               "tabs\tand\rreturns", "[CLS]走れメロス[EOS]", "<s> </s> <unk> <pad>"]
     return lines
 
 
-def assert_same_encoding(model_file: str, lines: list[str]) -> None:
+def assert_same_encoding(spm, model_file: str, lines: list[str]) -> None:
     reference = spm.SentencePieceProcessor(model_file=model_file)
     mine = subtok.SentencePieceProcessor(model_file)
     expected = [reference.encode(line, out_type=str) for line in lines]
@@ -121,50 +107,46 @@ VOCAB_CASES = {
 }
 
 
-@needs_spm
-@needs_data
+@needs_corpora
 @pytest.mark.parametrize("case", sorted(VOCAB_CASES))
-def test_vocabulary_and_encoding_match_sentencepiece(case, tmp_path):
+def test_vocabulary_and_encoding_match_sentencepiece(case, tmp_path, spm):
     corpus, options = VOCAB_CASES[case]
-    path = str(CORPORA / corpus)
-    expected, _ = oracle(tmp_path, path, **options)
+    path = str(CORPORA_DIR / corpus)
+    expected, _ = oracle(spm, tmp_path, path, **options)
     model = subtok.train(path, tmp_path / "m", **options)
     assert ours(model) == expected
     # the files: .model loads in sentencepiece and encodes like subtok
-    assert_same_encoding(str(tmp_path / "m.model"), held_out())
+    assert_same_encoding(spm, str(tmp_path / "m.model"), held_out())
     assert (tmp_path / "m.vocab").read_bytes() == (tmp_path / "oracle.vocab").read_bytes()
 
 
-@needs_spm
 @pytest.mark.parametrize("rows", [
     ["aaaa\t10", "bc\t25"],      # overlapping pairs count: "aaaa" gives "aa" 3
     ["aaaa\t10", "bc\t35"],
     ["abab ab ba\t3", "aba\t7", "baba b\t2"],
 ])
 @pytest.mark.parametrize("model_type", ["bpe", "char", "word"])
-def test_tiny_tsv_corpora(rows, model_type, tmp_path):
+def test_tiny_tsv_corpora(rows, model_type, tmp_path, spm):
     path = tmp_path / "tiny.tsv"
     path.write_text("\n".join(rows) + "\n", encoding="utf-8")
     options = dict(model_type=model_type, vocab_size=60, hard_vocab_limit=False,
                    character_coverage=1.0, input_format="tsv")
-    expected, _ = oracle(tmp_path, str(path), **options)
+    expected, _ = oracle(spm, tmp_path, str(path), **options)
     assert ours(subtok.train(str(path), tmp_path / "m", **options)) == expected
 
 
-@needs_spm
-@needs_data
-def test_tsv_input_matches(tmp_path):
-    tsv = write_tsv(tmp_path / "words.tsv", CORPORA / "de.txt")
+@needs_corpora
+def test_tsv_input_matches(tmp_path, spm):
+    tsv = write_tsv(tmp_path / "words.tsv", CORPORA_DIR / "de.txt")
     options = dict(model_type="bpe", vocab_size=700, input_format="tsv")
-    expected, _ = oracle(tmp_path, str(tsv), **options)
+    expected, _ = oracle(spm, tmp_path, str(tsv), **options)
     assert ours(subtok.train(str(tsv), tmp_path / "m", **options)) == expected
 
 
-@needs_spm
-@needs_data
-def test_too_high_vocab_size_reports_spm_limit(tmp_path):
-    path = str(CORPORA / "hashire_merosu_train.txt")
-    message = oracle_error(tmp_path, path, model_type="bpe", vocab_size=20000)
+@needs_corpora
+def test_too_high_vocab_size_reports_spm_limit(tmp_path, spm):
+    path = str(CORPORA_DIR / "hashire_merosu_train.txt")
+    message = oracle_error(spm, tmp_path, path, model_type="bpe", vocab_size=20000)
     limit = message.split("<= ")[1].rstrip(".")
     with pytest.raises(subtok.TrainerError) as info:
         subtok.train(path, tmp_path / "m", model_type="bpe", vocab_size=20000)
@@ -177,9 +159,9 @@ def test_too_high_vocab_size_reports_spm_limit(tmp_path):
 # library API
 
 
-@needs_data
+@needs_corpora
 def test_inputs_path_list_and_iterator_agree(tmp_path):
-    path = CORPORA / "de.txt"
+    path = CORPORA_DIR / "de.txt"
     lines = path.read_text(encoding="utf-8").splitlines()
     a = subtok.train(str(path), tmp_path / "a", model_type="bpe", vocab_size=400)
     b = subtok.train([path], tmp_path / "b", model_type="bpe", vocab_size=400)
@@ -191,9 +173,9 @@ def test_inputs_path_list_and_iterator_agree(tmp_path):
     assert ours(loaded) == ours(a)
 
 
-@needs_data
+@needs_corpora
 def test_same_seed_gives_identical_files(tmp_path):
-    path = str(CORPORA / "botchan.txt")
+    path = str(CORPORA_DIR / "botchan.txt")
     options = dict(model_type="bpe", vocab_size=500, input_sentence_size=1500, random_seed=7)
     outputs = []
     for _ in range(2):
@@ -204,7 +186,7 @@ def test_same_seed_gives_identical_files(tmp_path):
     assert (tmp_path / "m.vocab").read_bytes() != outputs[0][1]
 
 
-@needs_data
+@needs_corpora
 @pytest.mark.parametrize("model_type", ["bpe", "char", "word"])
 def test_files_are_identical_whatever_num_threads(model_type, tmp_path, monkeypatch):
     outputs = []
@@ -212,15 +194,16 @@ def test_files_are_identical_whatever_num_threads(model_type, tmp_path, monkeypa
         (tmp_path / str(threads)).mkdir()
         monkeypatch.chdir(tmp_path / str(threads))
         prefix = Path("m")  # the same prefix in both runs: it is recorded in the model
-        subtok.train(str(CORPORA / "de.txt"), prefix, model_type=model_type, vocab_size=600,
+        subtok.train(str(CORPORA_DIR / "de.txt"), prefix, model_type=model_type, vocab_size=600,
                      num_threads=threads, input_sentence_size=1200, random_seed=3)
         outputs.append((prefix.with_suffix(".model").read_bytes(),
                         prefix.with_suffix(".vocab").read_bytes()))
     assert outputs[0] == outputs[1]
 
 
+@needs_corpora
 def test_model_records_every_trainer_spec_field(tmp_path):
-    model = subtok.train(str(CORPORA / "de.txt"), tmp_path / "m", model_type="char",
+    model = subtok.train(str(CORPORA_DIR / "de.txt"), tmp_path / "m", model_type="char",
                          vocab_size=5000)
     spec = model.proto.trainer_spec
     names = {f.name for f, _ in spec.ListFields()}
@@ -283,67 +266,61 @@ def test_option_errors():
 # command line
 
 
-def run_cli(*args, cwd=None, stdin=None):
-    return subprocess.run([sys.executable, "-m", "subtok", "train", *map(str, args)],
-                          capture_output=True, cwd=cwd, input=stdin, timeout=120)
-
-
-@needs_spm
-@needs_data
-def test_cli_llama_recipe_from_stdin(tmp_path):
+@needs_corpora
+def test_cli_llama_recipe_from_stdin(tmp_path, spm):
     """The Llama-2 recipe, spm spellings, corpus on stdin."""
-    corpus = CORPORA / "de.txt"
+    corpus = CORPORA_DIR / "de.txt"
     flags = ["--byte_fallback", "--split_digits", "--normalization_rule_name=identity",
              "--allow_whitespace_only_pieces", "--remove_extra_whitespaces=false"]
-    result = run_cli("--input", "-", "--model_prefix", tmp_path / "m", "--model_type=bpe",
-                     "--vocab_size=900", *flags, stdin=corpus.read_bytes())
+    result = run_subtok("train", "--input", "-", "--model_prefix", str(tmp_path / "m"),
+                        "--model_type=bpe", "--vocab_size=900", *flags, input=corpus.read_bytes())
     assert result.returncode == 0, result.stderr
     assert result.stderr == b""
-    expected, _ = oracle(tmp_path, str(corpus), model_type="bpe", vocab_size=900, **LLAMA)
+    expected, _ = oracle(spm, tmp_path, str(corpus), model_type="bpe", vocab_size=900, **LLAMA)
     model = subtok.load_model(tmp_path / "m.model")
     assert ours(model) == expected
     assert model.byte_fallback and not model.normalizer.remove_extra_whitespaces
-    assert_same_encoding(str(tmp_path / "m.model"), held_out(20))
+    assert_same_encoding(spm, str(tmp_path / "m.model"), held_out(20))
 
 
-@needs_spm
-@needs_data
-def test_cli_tsv_and_user_defined_symbols(tmp_path):
-    tsv = write_tsv(tmp_path / "w.tsv", CORPORA / "botchan.txt")
-    result = run_cli("--input", tsv, "--input-format", "tsv", "--model-prefix", tmp_path / "m",
-                     "--model-type", "bpe", "--vocab-size", "600",
-                     "--user_defined_symbols=<sep>,<cls>", "--user-defined-symbols", "the")
+@needs_corpora
+def test_cli_tsv_and_user_defined_symbols(tmp_path, spm):
+    tsv = write_tsv(tmp_path / "w.tsv", CORPORA_DIR / "botchan.txt")
+    result = run_subtok("train", "--input", str(tsv), "--input-format", "tsv",
+                        "--model-prefix", str(tmp_path / "m"), "--model-type", "bpe",
+                        "--vocab-size", "600", "--user_defined_symbols=<sep>,<cls>",
+                        "--user-defined-symbols", "the")
     assert result.returncode == 0, result.stderr
-    expected, _ = oracle(tmp_path, str(tsv), model_type="bpe", vocab_size=600, input_format="tsv",
-                         user_defined_symbols=["<sep>", "<cls>", "the"])
+    expected, _ = oracle(spm, tmp_path, str(tsv), model_type="bpe", vocab_size=600,
+                         input_format="tsv", user_defined_symbols=["<sep>", "<cls>", "the"])
     assert ours(subtok.load_model(tmp_path / "m.model")) == expected
 
 
-@needs_data
+@needs_corpora
 @pytest.mark.parametrize("spelling", ["--add_dummy_prefix=false", "--add-dummy-prefix=false",
                                       "--no-add-dummy-prefix", "--add_dummy_prefix=0"])
 def test_cli_boolean_spellings(spelling, tmp_path):
     from click.testing import CliRunner
     from subtok.cli import main
-    result = CliRunner().invoke(main, ["train", "--input", str(CORPORA / "ja.txt"),
+    result = CliRunner().invoke(main, ["train", "--input", str(CORPORA_DIR / "ja.txt"),
                                        "--model_prefix", str(tmp_path / "m"), "--model_type=char",
                                        "--vocab_size=100", spelling])
     assert result.exit_code == 0, result.output
     assert subtok.load_model(tmp_path / "m.model").normalizer.add_dummy_prefix is False
 
 
-@needs_data
+@needs_corpora
 def test_cli_warns_about_ignored_options_and_shows_progress(tmp_path):
-    result = run_cli("--input", CORPORA / "de.txt", "--model_prefix", tmp_path / "m",
-                     "--model_type=char", "--vocab_size=100", "--train_extremely_large_corpus",
-                     "--progress")
+    result = run_subtok("train", "--input", str(CORPORA_DIR / "de.txt"),
+                        "--model_prefix", str(tmp_path / "m"), "--model_type=char",
+                        "--vocab_size=100", "--train_extremely_large_corpus", "--progress")
     assert result.returncode == 0, result.stderr
     err = result.stderr.decode()
     assert err.count("subtok: warning: --train_extremely_large_corpus is ignored") == 1
     assert "normalizing" in err  # the tqdm bar, forced on although stderr is a pipe
-    quiet = run_cli("--input", CORPORA / "de.txt", "--model_prefix", tmp_path / "q",
-                    "--model_type=char", "--vocab_size=100", "--train_extremely_large_corpus",
-                    "--quiet")
+    quiet = run_subtok("train", "--input", str(CORPORA_DIR / "de.txt"),
+                       "--model_prefix", str(tmp_path / "q"), "--model_type=char",
+                       "--vocab_size=100", "--train_extremely_large_corpus", "--quiet")
     assert quiet.returncode == 0 and quiet.stderr == b""
 
 
@@ -404,7 +381,7 @@ ERROR_CASES = [
 def test_cli_errors_are_one_line(case, tmp_path):
     args, message = _error_cases(tmp_path)[case]
     (tmp_path / "out").mkdir()
-    result = run_cli(*args)
+    result = run_subtok("train", *args, check=False)
     err = result.stderr.decode()
     assert result.returncode != 0
     assert "Traceback" not in err
@@ -426,7 +403,8 @@ def test_cli_read_only_directory(tmp_path):
     out.mkdir()
     out.chmod(0o500)
     try:
-        result = run_cli("--input", src, "--model_prefix", out / "m", "--model_type=char")
+        result = run_subtok("train", "--input", str(src), "--model_prefix", str(out / "m"),
+                            "--model_type=char", check=False)
     finally:
         out.chmod(0o700)
     assert result.returncode != 0 and b"not writable" in result.stderr
