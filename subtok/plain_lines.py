@@ -19,14 +19,25 @@ Two things can still make a line differ from the join of its tokens:
   NORMAL ``|score|`` times the line's piece count, which the output text
   gives (its spaces) — provided each token's own path respects that bound
   per piece; tokens whose path does not (unknown pieces) are rejected.
-  Tokens whose robustness is below what the longest lines we accept could
-  need are kept in a small *weak* table, checked only when present.
+  A *weak* token, one not robust enough for the longest lines accepted
+  (MAX_PIECES pieces), carries a mark saying up to how many pieces a line
+  may hold for it to be reused.
+
+Marks are characters that no plain line's output can hold: lone
+surrogates, which keep a line from being plain, while an output holds ids,
+byte pieces or substrings of the line. A rejected token's text is a mark
+alone, a weak token's is its mark then its real text. A joined output
+without marks is final as it stands; one with marks is checked and
+unmarked (:meth:`PlainLineEncoder._final`), so the usual line costs one
+extra scan for marks and no per-token work.
 """
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import operator
+import re
 from typing import TYPE_CHECKING
 
 from .normalizer.normalizer import SPACE_SYMBOL
@@ -37,10 +48,16 @@ if TYPE_CHECKING:
 
 #: Lines with more output pieces than this take the general path, so a
 #: token needs robustness only up to the bound this many pieces give.
-MAX_PIECES = 4096
+MAX_PIECES_LOG2 = 12
+MAX_PIECES = 1 << MAX_PIECES_LOG2
 
 #: Distinct tokens kept before the cache starts over (about 150 bytes each).
 MAX_TOKENS = 400_000
+
+#: The mark of a token whose line always takes the general path; the mark
+#: ``chr(NEVER + 1 + k)`` lets a line of at most ``2**k`` pieces reuse it.
+NEVER = 0xD800
+_MARKS = re.compile("[\ud800-\udbff]")
 
 
 class PlainLineEncoder:
@@ -54,40 +71,43 @@ class PlainLineEncoder:
         self._exact = model.exact_per_word
         #: Bound on |score| per output piece of an accepted token.
         self._per_piece = 0.0 if self._exact else model.max_normal_score
-        self._weak_limit = _offset_bound(self._per_piece * MAX_PIECES)
-        #: token -> output text, or None for a rejected token; a token not
-        #: there yet is computed by the lookup itself (see OutputTexts).
+        #: Robustness needed for lines of up to 2**k pieces, k = 0..MAX_PIECES_LOG2.
+        self._needed = [_offset_bound(self._per_piece * (1 << k)) for k in range(MAX_PIECES_LOG2 + 1)]
+        #: token -> output text, possibly marked; a token not there yet is
+        #: computed by the lookup itself (see OutputTexts).
         self._texts = OutputTexts(self._add)
-        self._weak: dict[str, float] = {}
         self._parts: dict[str, tuple[str, int, float, float, int]] = {}
+        self._start_over()
+
+    def _start_over(self) -> None:
+        """Empty the caches (between lines only, so no line loses a token)."""
+        self._texts.clear()
+        self._parts.clear()
 
     def encode(self, line: str) -> str | None:
         """The output line, or None if ``line`` needs the general path."""
         tokens = list(filter(None, line.split(" ")))
         if len(self._texts) >= MAX_TOKENS:
-            # Start over between lines, never inside one: the weak table
-            # must still know every token a line has already looked up.
-            self._texts.clear()
-            self._weak.clear()
-            self._parts.clear()
-        try:
-            out = " ".join(map(self._texts.__getitem__, tokens))
-        except TypeError:  # a rejected token's None
-            return None
-        weak = self._weak
-        if not weak or weak.keys().isdisjoint(tokens):
-            return out
-        pieces = out.count(" ") + 1
-        if pieces > MAX_PIECES:
-            return None
-        limit = _offset_bound(self._per_piece * pieces)
-        if min(map(weak.__getitem__, weak.keys() & tokens)) > limit:
-            return out
-        return None
+            self._start_over()
+        return self._final(" ".join(map(self._texts.__getitem__, tokens)))
 
-    def _add(self, token: str) -> str | None:
-        """Cache and return a token's output, joined from its parts' (None:
-        rejected)."""
+    def _final(self, out: str) -> str | None:
+        """A joined output line as it stands, unmarked, or None if it needs
+        the general path: it holds a rejected token, a weak token that its
+        length does not allow, or (unigram) more than MAX_PIECES pieces."""
+        marks = _MARKS.findall(out)
+        if marks:
+            out = _MARKS.sub("", out)
+            allowed = ord(min(marks)) - NEVER - 1
+            if allowed < 0 or out.count(" ") >= 1 << allowed:
+                return None
+        elif self._exact or len(out) < 2 * MAX_PIECES:
+            return out
+        return None if out.count(" ") >= MAX_PIECES else out
+
+    def _add(self, token: str) -> str:
+        """Cache and return a token's output, joined from its parts' (marked
+        if weak or rejected)."""
         word = SPACE_SYMBOL + token
         # Letters are seldom cut: running them whole spares the cut test.
         parts = [word] if token.isalpha() else self._model.safe_parts(word)
@@ -97,9 +117,12 @@ class PlainLineEncoder:
         else:
             text, count, robustness, magnitude, edges = _join([get(p) or self._part(p) for p in parts])
         if edges or magnitude > self._per_piece * count:
-            text = None
-        elif robustness <= self._weak_limit:
-            self._weak[token] = robustness
+            text = chr(NEVER)
+        else:
+            # How many of the bounds (lines of 1, 2, 4, ... pieces) it meets.
+            met = bisect.bisect_left(self._needed, robustness)
+            if met <= MAX_PIECES_LOG2:
+                text = chr(NEVER + met) + text
         self._texts[token] = text
         return text
 

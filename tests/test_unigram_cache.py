@@ -92,6 +92,25 @@ def test_near_tie_across_a_range_of_offsets_matches_sentencepiece(spm, scale, si
         assert mine.encode_line(line, True) == " ".join(map(str, expected)), filler
 
 
+@pytest.mark.parametrize("sign", [-1, 1])
+def test_lines_longer_than_the_robustness_table_covers_take_the_exact_path(spm, monkeypatch, sign):
+    """With the longest accepted line cut to 4 pieces, a word robust enough
+    for that (gap 2**-10, robustness about 1000) is no longer marked weak;
+    placed after thousands of filler pieces, where float32 rounding can
+    flip it, its line must still leave the cache for the exact path."""
+    import subtok.plain_lines
+    monkeypatch.setattr(subtok.plain_lines, "MAX_PIECES_LOG2", 2)
+    monkeypatch.setattr(subtok.plain_lines, "MAX_PIECES", 4)
+    model = make(META + [(S, -1.0, N), ("a", -2.5, N), ("b", -2.5, N), ("c", -60.0, N),
+                         ("ab", -4.0, N), (S + "ab", -5.0 + sign * 2.0 ** -10, N)])
+    ref = spm.SentencePieceProcessor(model_proto=model)
+    mine = SentencePieceProcessor(model_proto=model)
+    assert mine.encode_line("ab", True) == " ".join(map(str, ref.encode("ab")))
+    for filler in (1500, 3000, 6000, 12000):
+        line = "c " * filler + "ab"
+        assert mine.encode_line(line, True) == " ".join(map(str, ref.encode(line))), filler
+
+
 @pytest.mark.xfail(strict=True, reason="open: sentencepiece 0.2.3's Encode keeps '▁ab ab' here, "
                    "where the per-position float32 DP (and its per-node lattice) give '▁a bab'")
 def test_known_near_tie_where_sentencepiece_differs_from_every_float_model(spm):
