@@ -16,7 +16,10 @@ by byte.
 
 from __future__ import annotations
 
+import array
 import struct
+import sys
+from collections.abc import Sequence
 
 from ..errors import NormalizerError
 
@@ -44,7 +47,7 @@ def _has_leaf(unit: int) -> bool:
     return bool((unit >> 8) & 1)
 
 
-def split_blob(blob: bytes) -> tuple[tuple[int, ...], bytes]:
+def split_blob(blob: bytes) -> tuple[Sequence[int], bytes]:
     """Validate the blob's framing and return (trie units, string block).
 
     The checks and their order follow what sentencepiece 0.2.3 reports for
@@ -59,8 +62,16 @@ def split_blob(blob: bytes) -> tuple[tuple[int, ...], bytes]:
         raise NormalizerError("Trie data size is not divisible by 1024.")
     if blob[-1] != 0:
         raise NormalizerError("normalized block must be null terminated.")
-    units = struct.unpack_from("<%dI" % (trie_size // 4), blob, 4)
-    return units, blob[4 + trie_size:]
+    units = array.array("I")
+    if units.itemsize == 4:
+        # One machine word per unit, no Python int object each: a model's
+        # units then take a quarter of a megabyte, not a few megabytes, and
+        # worker processes reading them dirty no shared pages.
+        units.frombytes(blob[4:4 + trie_size])
+        if sys.byteorder == "big":
+            units.byteswap()
+        return units, blob[4 + trie_size:]
+    return struct.unpack_from("<%dI" % (trie_size // 4), blob, 4), blob[4 + trie_size:]
 
 
 _BYTES = [bytes((b,)) for b in range(256)]
@@ -152,13 +163,12 @@ class CharsMap:
     def __init__(self, blob: bytes) -> None:
         self.units, self.strings = split_blob(blob)
         self._targets: dict[int, str] = {}
-        self._children = _index_children(self.units)
-        self.trigger_chars = self._find_triggers()
+        self.trigger_chars = self._find_triggers(_index_children(self.units))
 
-    def _chars_from(self, node: int) -> list[tuple[str, int, bool]]:
+    def _chars_from(self, node: int, children: dict) -> list[tuple[str, int, bool]]:
         """Every whole character leading out of ``node``: (char, node after
         it, whether a rule ends there)."""
-        units, children = self.units, self._children
+        units = self.units
         out = []
         stack = [(node, b"")]
         while stack:
@@ -177,13 +187,14 @@ class CharsMap:
                 out.append((char, child, _has_leaf(units[child])))
         return out
 
-    def _find_triggers(self) -> frozenset[str]:
+    def _find_triggers(self, children: dict) -> frozenset[str]:
         """Characters that are a whole rule key, or a non-first character of
-        one: a rule can only start at such a character or right before it."""
+        one: a rule can only start at such a character or right before it.
+        ``children`` is the child index of the units (only needed here)."""
         triggers: set[str] = set()
         found_rule = False
         pending = []
-        for char, node, leaf in self._chars_from(0):
+        for char, node, leaf in self._chars_from(0, children):
             found_rule = found_rule or leaf
             if leaf:
                 triggers.add(char)
@@ -196,7 +207,7 @@ class CharsMap:
             seen.add(node)
             if len(seen) > len(self.units):
                 raise NormalizerError("precompiled_charsmap is invalid.")
-            for char, child, leaf in self._chars_from(node):
+            for char, child, leaf in self._chars_from(node, children):
                 found_rule = found_rule or leaf
                 triggers.add(char)
                 pending.append(child)
