@@ -118,11 +118,9 @@ class PlainLineEncoder:
             text, count, robustness, magnitude, edges = _join([get(p) or self._part(p) for p in parts])
         if edges or magnitude > self._per_piece * count:
             text = chr(NEVER)
-        else:
+        elif robustness <= self._needed[-1]:
             # How many of the bounds (lines of 1, 2, 4, ... pieces) it meets.
-            met = bisect.bisect_left(self._needed, robustness)
-            if met <= MAX_PIECES_LOG2:
-                text = chr(NEVER + met) + text
+            text = chr(NEVER + bisect.bisect_left(self._needed, robustness)) + text
         self._texts[token] = text
         return text
 
@@ -131,7 +129,7 @@ class PlainLineEncoder:
         ``edges`` has bit 1 (2) set if it starts (ends) with an unknown
         piece that would merge with a neighbour's."""
         processor = self.processor
-        encoding = self._model.cached_part(part)  # shared with the general path
+        encoding = self._model.encode_part(part)
         pairs = processor._post_process(encoding.pieces)
         found = self._parts[part] = (format_pairs(pairs, self.ids), len(pairs), encoding.robustness,
                                      encoding.magnitude, processor._unknown_edges(pairs))
@@ -142,14 +140,29 @@ def _join(parts: list[tuple[str, int, float, float, int]]) -> tuple[str, int, fl
     """Entries of consecutive parts as one: a later part starts from the
     earlier parts' accumulated score, which lowers the offset it tolerates.
     Unknown pieces meeting inside the token leave both edge bits set, so the
-    token is rejected."""
+    token is rejected. (A plain loop: tokens have two or three parts.)"""
+    texts = []
+    count = 0
+    robustness = float("inf")
+    before = 0.0
+    for text, pieces, tolerated, magnitude, edges in parts:
+        texts.append(text)
+        count += pieces
+        if tolerated - before < robustness:
+            robustness = tolerated - before
+        before += magnitude
+        if edges:
+            return _join_with_unknowns(parts)
+    return " ".join(texts), count, robustness, before, 0
+
+
+def _join_with_unknowns(parts: list[tuple[str, int, float, float, int]]) -> tuple[str, int, float, float, int]:
+    """:func:`_join` where some part starts or ends with an unknown piece."""
     texts, counts, robustness, magnitudes, edges = zip(*parts)
     before = list(itertools.accumulate(magnitudes, initial=0.0))
-    edge_bits = 0
-    if any(edges):
-        edge_bits = edges[0] & 1 | edges[-1] & 2
-        if not unknown_runs_stay_inside(edges):
-            edge_bits = 3
+    edge_bits = edges[0] & 1 | edges[-1] & 2
+    if not unknown_runs_stay_inside(edges):
+        edge_bits = 3
     return (" ".join(texts), sum(counts), min(map(operator.sub, robustness, before)),
             before[-1], edge_bits)
 
