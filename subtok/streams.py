@@ -56,7 +56,7 @@ def _lines_of(handle: BinaryIO, name: str) -> Iterator[bytes]:
 
 
 #: Bytes asked of the input at a time by :func:`read_blocks`.
-BLOCK_SIZE = 1 << 20
+BLOCK_SIZE = 1 << 18
 
 
 def read_blocks(paths: list[str], size: int = BLOCK_SIZE) -> Iterator[bytes]:
