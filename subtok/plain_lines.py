@@ -60,12 +60,61 @@ NEVER = 0xD800
 _MARKS = re.compile("[\ud800-\udbff]")
 
 
-class PlainLineEncoder:
-    """Encode plain lines to spm_encode output text (ids or pieces)."""
+#: Entry of a word or part: (output text, piece count, robustness,
+#: magnitude, unknown edges); see :class:`WordEntries`.
+Entry = tuple[str, int, float, float, int]
+
+#: Unknown-edge flags: starts, ends with an unknown piece that would merge
+#: with a neighbour's; INSIDE: two unknown pieces meet at a cut inside the
+#: word, so the joined text of its parts is not its output.
+STARTS, ENDS, INSIDE = 1, 2, 4
+
+#: Parts kept before their cache starts over.
+MAX_PARTS = 300_000
+
+
+class WordEntries:
+    """Output entries of words, cached per part: what both CLI line paths
+    (plain tokens here, normalized words in the processor) need to join a
+    word's output into a line and to know when the join is exact."""
 
     def __init__(self, processor: "SentencePieceProcessor", ids: bool) -> None:
         self.processor = processor
         self.ids = ids
+        self._model = processor.model
+        self._parts: dict[str, Entry] = {}
+
+    def clear(self) -> None:
+        self._parts.clear()
+
+    def word(self, word: str, parts: list[str] | None = None) -> Entry:
+        """The entry of ``word``, from its parts (``safe_parts`` unless given)."""
+        if parts is None:
+            parts = self._model.safe_parts(word)
+        get = self._parts.get
+        if len(parts) == 1:
+            return get(word) or self._part(word)
+        return _join([get(p) or self._part(p) for p in parts])
+
+    def _part(self, part: str) -> Entry:
+        """Compute and cache a part's entry."""
+        processor = self.processor
+        encoding = self._model.encode_part(part)
+        pairs = processor._post_process(encoding.pieces)
+        if len(self._parts) >= MAX_PARTS:
+            self._parts.clear()
+        found = self._parts[part] = (format_pairs(pairs, self.ids), len(pairs), encoding.robustness,
+                                     encoding.magnitude, processor._unknown_edges(pairs))
+        return found
+
+
+class PlainLineEncoder:
+    """Encode plain lines to spm_encode output text (ids or pieces)."""
+
+    def __init__(self, processor: "SentencePieceProcessor", ids: bool, words: WordEntries) -> None:
+        self.processor = processor
+        self.ids = ids
+        self._words = words
         model = processor.model
         self._model = model
         self._exact = model.exact_per_word
@@ -76,13 +125,11 @@ class PlainLineEncoder:
         #: token -> output text, possibly marked; a token not there yet is
         #: computed by the lookup itself (see OutputTexts).
         self._texts = OutputTexts(self._add)
-        self._parts: dict[str, tuple[str, int, float, float, int]] = {}
-        self._start_over()
 
     def _start_over(self) -> None:
         """Empty the caches (between lines only, so no line loses a token)."""
         self._texts.clear()
-        self._parts.clear()
+        self._words.clear()
 
     def encode(self, line: str) -> str | None:
         """The output line, or None if ``line`` needs the general path."""
@@ -110,12 +157,8 @@ class PlainLineEncoder:
         if weak or rejected)."""
         word = SPACE_SYMBOL + token
         # Letters are seldom cut: running them whole spares the cut test.
-        parts = [word] if token.isalpha() else self._model.safe_parts(word)
-        get = self._parts.get
-        if len(parts) == 1:
-            text, count, robustness, magnitude, edges = get(word) or self._part(word)
-        else:
-            text, count, robustness, magnitude, edges = _join([get(p) or self._part(p) for p in parts])
+        text, count, robustness, magnitude, edges = self._words.word(
+            word, [word] if token.isalpha() else None)
         if edges or magnitude > self._per_piece * count:
             text = chr(NEVER)
         elif robustness <= self._needed[-1]:
@@ -124,23 +167,11 @@ class PlainLineEncoder:
         self._texts[token] = text
         return text
 
-    def _part(self, part: str) -> tuple[str, int, float, float, int]:
-        """Cache a new part's (output text, piece count, robustness, magnitude, edges);
-        ``edges`` has bit 1 (2) set if it starts (ends) with an unknown
-        piece that would merge with a neighbour's."""
-        processor = self.processor
-        encoding = self._model.encode_part(part)
-        pairs = processor._post_process(encoding.pieces)
-        found = self._parts[part] = (format_pairs(pairs, self.ids), len(pairs), encoding.robustness,
-                                     encoding.magnitude, processor._unknown_edges(pairs))
-        return found
 
-
-def _join(parts: list[tuple[str, int, float, float, int]]) -> tuple[str, int, float, float, int]:
+def _join(parts: list[Entry]) -> Entry:
     """Entries of consecutive parts as one: a later part starts from the
     earlier parts' accumulated score, which lowers the offset it tolerates.
-    Unknown pieces meeting inside the token leave both edge bits set, so the
-    token is rejected. (A plain loop: tokens have two or three parts.)"""
+    (A plain loop: tokens have two or three parts.)"""
     texts = []
     count = 0
     robustness = float("inf")
@@ -156,13 +187,13 @@ def _join(parts: list[tuple[str, int, float, float, int]]) -> tuple[str, int, fl
     return " ".join(texts), count, robustness, before, 0
 
 
-def _join_with_unknowns(parts: list[tuple[str, int, float, float, int]]) -> tuple[str, int, float, float, int]:
+def _join_with_unknowns(parts: list[Entry]) -> Entry:
     """:func:`_join` where some part starts or ends with an unknown piece."""
     texts, counts, robustness, magnitudes, edges = zip(*parts)
     before = list(itertools.accumulate(magnitudes, initial=0.0))
-    edge_bits = edges[0] & 1 | edges[-1] & 2
+    edge_bits = edges[0] & STARTS | edges[-1] & ENDS
     if not unknown_runs_stay_inside(edges):
-        edge_bits = 3
+        edge_bits |= INSIDE
     return (" ".join(texts), sum(counts), min(map(operator.sub, robustness, before)),
             before[-1], edge_bits)
 

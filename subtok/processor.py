@@ -26,7 +26,7 @@ from .models.unigram import words_reusable
 from .normalizer.charsmap import load_rules
 from .normalizer.normalizer import Normalizer
 from .output import OutputTexts, format_pairs, unknown_runs_stay_inside
-from .plain_lines import PlainLineEncoder
+from .plain_lines import INSIDE, PlainLineEncoder, WordEntries
 from . import sampling as _sampling
 from .vocab import PieceType, byte_piece
 
@@ -110,6 +110,7 @@ class SentencePieceProcessor:
         self._byte_pairs = [(byte_piece(b), i) for b, i in enumerate(vocab.byte_ids)]
         self._line_cache: dict[bool, dict[str, tuple]] = {True: {}, False: {}}
         self._plain: dict[bool, PlainLineEncoder | None] = {True: None, False: None}
+        self._word_entries: dict[bool, WordEntries | None] = {True: None, False: None}
         self._word_texts = {ids: OutputTexts(functools.partial(self._new_word_text, ids))
                             for ids in (True, False)}
         self._word_edges: dict[bool, dict[str, int]] = {True: {}, False: {}}
@@ -257,14 +258,16 @@ class SentencePieceProcessor:
 
         The fast path of the CLI. A plain line (no normalization rule
         applies, no "▁" typed in it) is a join of cached token outputs (see
-        plain_lines.py). Any other line is normalized and split into words
-        whose output texts are cached too. Lines where an unknown run
-        crosses a word boundary, or where a unigram word may not be reused
-        (see UnigramModel), take the general path.
+        plain_lines.py). Any other line, and a plain one the token cache
+        cannot vouch for, is normalized and split into words whose entries
+        are cached too, from the same part entries. Lines where an unknown
+        run crosses a word boundary, or where a unigram word may not be
+        reused (see UnigramModel), take the general path.
         """
         if self._plain_lines and "\u2581" not in text and self.normalizer.is_plain(text):
             out = self._plain_encoder(ids).encode(text)
-            return self._general_line(text, ids) if out is None else out
+            if out is not None:
+                return out  # else the exact per-word checks below decide
         normalized = self.normalizer.normalize(text)
         if not normalized:
             return ""
@@ -318,23 +321,29 @@ class SentencePieceProcessor:
     def _plain_encoder(self, ids: bool) -> PlainLineEncoder:
         encoder = self._plain[ids]
         if encoder is None:
-            encoder = self._plain[ids] = PlainLineEncoder(self, ids)
+            encoder = self._plain[ids] = PlainLineEncoder(self, ids, self._words(ids))
         return encoder
+
+    def _words(self, ids: bool) -> WordEntries:
+        """Word entries for CLI output, shared by both line paths."""
+        entries = self._word_entries[ids]
+        if entries is None:
+            entries = self._word_entries[ids] = WordEntries(self, ids)
+        return entries
 
     def _general_line(self, text: str, ids: bool) -> str:
         return format_pairs(self.encode_pairs(text), ids)
 
     def _line_entry(self, word: str, ids: bool, cache: dict):
-        """A word's cached CLI output: (text, unknown-edge flags (1: starts,
-        2: ends with an unknown piece that may merge), robustness, magnitude).
-
-        Only this small entry is kept for a whole word; the model caches
-        the parts of words it had to cut (see Model.encode_word).
-        """
-        encoded = self.model.encode_word(word, cache=False)
-        pairs = self._post_process(encoded.pieces)
-        text = format_pairs(pairs, ids)
-        entry = (text, self._unknown_edges(pairs), encoded.robustness, encoded.magnitude)
+        """A word's cached CLI output entry (see plain_lines.WordEntries),
+        joined from its parts' entries, which both line paths share; a word
+        whose unknown pieces meet at a cut is computed whole."""
+        entry = self._words(ids).word(word)
+        if entry[4] & INSIDE:
+            encoded = self.model.encode_word(word, cache=False)
+            pairs = self._post_process(encoded.pieces)
+            entry = (format_pairs(pairs, ids), len(pairs), encoded.robustness, encoded.magnitude,
+                     self._unknown_edges(pairs))
         if len(cache) >= MAX_WORDS:
             cache.clear()
         cache[word] = entry
@@ -643,7 +652,7 @@ class SentencePieceProcessor:
 
 
 # Fields of a CLI cache entry (see SentencePieceProcessor._line_entry).
-_TEXT, _UNK_EDGE, _ROBUSTNESS, _MAGNITUDE = (operator.itemgetter(i) for i in range(4))
+_TEXT, _ROBUSTNESS, _MAGNITUDE, _UNK_EDGE = (operator.itemgetter(i) for i in (0, 2, 3, 4))
 
 
 def _utf8_length(char: str) -> int:
