@@ -20,8 +20,8 @@ Two things can still make a line differ from the join of its tokens:
   gives (its spaces) — provided each token's own path respects that bound
   per piece; tokens whose path does not (unknown pieces) are rejected.
   A *weak* token, one not robust enough for the longest lines accepted
-  (MAX_PIECES pieces), carries a mark saying up to how many pieces a line
-  may hold for it to be reused.
+  (MAX_PIECES pieces), carries a mark saying how many pieces may come
+  before it in a line for it to be reused.
 
 Marks are characters that no plain line's output can hold: lone
 surrogates, which keep a line from being plain, while an output holds ids,
@@ -54,8 +54,10 @@ MAX_PIECES = 1 << MAX_PIECES_LOG2
 #: Distinct tokens kept before the cache starts over (about 150 bytes each).
 MAX_TOKENS = 400_000
 
-#: The mark of a token whose line always takes the general path; the mark
-#: ``chr(NEVER + 1 + k)`` lets a line of at most ``2**k`` pieces reuse it.
+#: How many pieces a weak token's mark can allow before it in a line,
+#: about 19% apart: ``chr(NEVER + 1 + k)`` allows ``ALLOWED[k]``;
+#: ``chr(NEVER)``, no line at all.
+ALLOWED = sorted({0} | {int(2 ** (k / 4)) for k in range(4 * MAX_PIECES_LOG2 + 1)})
 NEVER = 0xD800
 _MARKS = re.compile("[\ud800-\udbff]")
 
@@ -120,8 +122,8 @@ class PlainLineEncoder:
         self._exact = model.exact_per_word
         #: Bound on |score| per output piece of an accepted token.
         self._per_piece = 0.0 if self._exact else model.max_normal_score
-        #: Robustness needed for lines of up to 2**k pieces, k = 0..MAX_PIECES_LOG2.
-        self._needed = [_offset_bound(self._per_piece * (1 << k)) for k in range(MAX_PIECES_LOG2 + 1)]
+        #: Robustness needed after ALLOWED[k] pieces.
+        self._needed = [_offset_bound(self._per_piece * pieces) for pieces in ALLOWED]
         #: token -> output text, possibly marked; a token not there yet is
         #: computed by the lookup itself (see OutputTexts).
         self._texts = OutputTexts(self._add)
@@ -140,17 +142,21 @@ class PlainLineEncoder:
 
     def _final(self, out: str) -> str | None:
         """A joined output line as it stands, unmarked, or None if it needs
-        the general path: it holds a rejected token, a weak token that its
-        length does not allow, or (unigram) more than MAX_PIECES pieces."""
-        marks = _MARKS.findall(out)
-        if marks:
+        the general path: it holds a rejected token, a weak token after more
+        pieces than its mark allows, or (unigram) more than MAX_PIECES pieces.
+
+        The accumulated score where a token starts is at most ``_per_piece``
+        times the pieces before it: the spaces before its mark.
+        """
+        if _MARKS.search(out) is not None:
+            for mark in _MARKS.finditer(out):
+                allowed = ord(mark.group()) - NEVER - 1
+                if allowed < 0 or out.count(" ", 0, mark.start()) > ALLOWED[allowed]:
+                    return None
             out = _MARKS.sub("", out)
-            allowed = ord(min(marks)) - NEVER - 1
-            if allowed < 0 or out.count(" ") >= 1 << allowed:
-                return None
         elif self._exact or len(out) < 2 * MAX_PIECES:
             return out
-        return None if out.count(" ") >= MAX_PIECES else out
+        return None if not self._exact and out.count(" ") >= MAX_PIECES else out
 
     def _add(self, token: str) -> str:
         """Cache and return a token's output, joined from its parts' (marked
@@ -162,7 +168,7 @@ class PlainLineEncoder:
         if edges or magnitude > self._per_piece * count:
             text = chr(NEVER)
         elif robustness <= self._needed[-1]:
-            # How many of the bounds (lines of 1, 2, 4, ... pieces) it meets.
+            # How many of the bounds (after ALLOWED pieces) it meets.
             text = chr(NEVER + bisect.bisect_left(self._needed, robustness)) + text
         self._texts[token] = text
         return text

@@ -111,6 +111,20 @@ def test_lines_longer_than_the_robustness_table_covers_take_the_exact_path(spm, 
         assert mine.encode_line(line, True) == " ".join(map(str, ref.encode(line))), filler
 
 
+@pytest.mark.parametrize("sign", [-1, 1])
+def test_weak_word_is_reused_only_after_as_few_pieces_as_its_mark_allows(spm, sign):
+    """A word with a near tie of 2**-10 (robustness about 1000: reusable
+    after some 16 pieces of score up to 60) placed after 0 to 12000 filler
+    words, and before them: the mark must count the pieces before it."""
+    model = make(META + [(S, -1.0, N), ("a", -2.5, N), ("b", -2.5, N), ("c", -60.0, N),
+                         ("ab", -4.0, N), (S + "ab", -5.0 + sign * 2.0 ** -10, N)])
+    ref = spm.SentencePieceProcessor(model_proto=model)
+    mine = SentencePieceProcessor(model_proto=model)
+    for filler in (0, 4, 8, 16, 32, 1500, 3000, 6000, 12000):
+        for line in ("c " * filler + "ab", "ab " + "c " * filler, "ab " + "c " * filler + "ab"):
+            assert mine.encode_line(line, True) == " ".join(map(str, ref.encode(line))), filler
+
+
 @pytest.mark.xfail(strict=True, reason="open: sentencepiece 0.2.3's Encode keeps '▁ab ab' here, "
                    "where the per-position float32 DP (and its per-node lattice) give '▁a bab'")
 def test_known_near_tie_where_sentencepiece_differs_from_every_float_model(spm):
