@@ -35,6 +35,11 @@ Pair = tuple[str, int]
 #: Words whose CLI output a processor keeps before its caches start over.
 MAX_WORDS = 400_000
 
+#: Word entries of the unigram word path kept before that cache starts
+#: over: they are joined again cheaply from the cached parts (35.7k words
+#: of gutenberg cost 0.15 s to compute at first, 11.6k recomputed 0.05 s).
+MAX_LINE_WORDS = 16_384
+
 
 @dataclass(frozen=True)
 class EncodedPiece:
@@ -344,7 +349,7 @@ class SentencePieceProcessor:
             pairs = self._post_process(encoded.pieces)
             entry = (format_pairs(pairs, ids), len(pairs), encoded.robustness, encoded.magnitude,
                      self._unknown_edges(pairs))
-        if len(cache) >= MAX_WORDS:
+        if len(cache) >= MAX_LINE_WORDS:
             cache.clear()
         cache[word] = entry
         return entry

@@ -152,7 +152,9 @@ def test_caches_that_start_over_constantly_stay_exact(spm, monkeypatch, capacity
     import subtok.plain_lines
     import subtok.processor
     monkeypatch.setattr(subtok.plain_lines, "MAX_TOKENS", capacity)
+    monkeypatch.setattr(subtok.plain_lines, "MAX_PARTS", capacity)
     monkeypatch.setattr(subtok.processor, "MAX_WORDS", capacity)
+    monkeypatch.setattr(subtok.processor, "MAX_LINE_WORDS", capacity)
     monkeypatch.setattr(subtok.models.base, "MAX_CACHED", capacity)
     near = make(META + [(S, -1.0, N), ("a", -2.5, N), ("b", -2.5, N), ("c", -60.0, N),
                         ("ab", -4.0, N), (S + "ab", -5.0 - 2.0 ** -16, N)])
