@@ -127,6 +127,8 @@ class PlainLineEncoder:
         #: token -> output text, possibly marked; a token not there yet is
         #: computed by the lookup itself (see OutputTexts).
         self._texts = OutputTexts(self._add)
+        #: Outputs shorter than this hold at most MAX_PIECES pieces.
+        self._short = float("inf") if self._exact else 2 * MAX_PIECES
 
     def _start_over(self) -> None:
         """Empty the caches (between lines only, so no line loses a token)."""
@@ -135,10 +137,12 @@ class PlainLineEncoder:
 
     def encode(self, line: str) -> str | None:
         """The output line, or None if ``line`` needs the general path."""
-        tokens = list(filter(None, line.split(" ")))
         if len(self._texts) >= MAX_TOKENS:
             self._start_over()
-        return self._final(" ".join(map(self._texts.__getitem__, tokens)))
+        out = " ".join(map(self._texts.__getitem__, filter(None, line.split(" "))))
+        if len(out) < self._short and _MARKS.search(out) is None:
+            return out  # the usual line: no marks, too short to hold MAX_PIECES pieces
+        return self._final(out)
 
     def _final(self, out: str) -> str | None:
         """A joined output line as it stands, unmarked, or None if it needs
