@@ -48,16 +48,14 @@ if TYPE_CHECKING:
 
 #: Lines with more output pieces than this take the general path, so a
 #: token needs robustness only up to the bound this many pieces give.
-MAX_PIECES_LOG2 = 12
-MAX_PIECES = 1 << MAX_PIECES_LOG2
+MAX_PIECES = 4096
 
 #: Distinct tokens kept before the cache starts over (about 150 bytes each).
 MAX_TOKENS = 400_000
 
-#: How many pieces a weak token's mark can allow before it in a line,
-#: about 19% apart: ``chr(NEVER + 1 + k)`` allows ``ALLOWED[k]``;
-#: ``chr(NEVER)``, no line at all.
-ALLOWED = sorted({0} | {int(2 ** (k / 4)) for k in range(4 * MAX_PIECES_LOG2 + 1)})
+#: The mark ``chr(NEVER + 1 + k)`` lets a weak token be reused after at
+#: most ``allowed[k]`` pieces (see ``_allowed_pieces``); ``chr(NEVER)``
+#: never.
 NEVER = 0xD800
 _MARKS = re.compile("[\ud800-\udbff]")
 
@@ -122,8 +120,10 @@ class PlainLineEncoder:
         self._exact = model.exact_per_word
         #: Bound on |score| per output piece of an accepted token.
         self._per_piece = 0.0 if self._exact else model.max_normal_score
-        #: Robustness needed after ALLOWED[k] pieces.
-        self._needed = [_offset_bound(self._per_piece * pieces) for pieces in ALLOWED]
+        self._max_pieces = MAX_PIECES
+        self._allowed = _allowed_pieces(MAX_PIECES)
+        #: Robustness needed after allowed[k] pieces.
+        self._needed = [_offset_bound(self._per_piece * pieces) for pieces in self._allowed]
         #: token -> output text, possibly marked; a token not there yet is
         #: computed by the lookup itself (see OutputTexts).
         self._texts = OutputTexts(self._add)
@@ -155,12 +155,12 @@ class PlainLineEncoder:
         if _MARKS.search(out) is not None:
             for mark in _MARKS.finditer(out):
                 allowed = ord(mark.group()) - NEVER - 1
-                if allowed < 0 or out.count(" ", 0, mark.start()) > ALLOWED[allowed]:
+                if allowed < 0 or out.count(" ", 0, mark.start()) > self._allowed[allowed]:
                     return None
             out = _MARKS.sub("", out)
-        elif self._exact or len(out) < 2 * MAX_PIECES:
+        elif len(out) < self._short:
             return out
-        return None if not self._exact and out.count(" ") >= MAX_PIECES else out
+        return None if not self._exact and out.count(" ") >= self._max_pieces else out
 
     def _add(self, token: str) -> str:
         """Cache and return a token's output, joined from its parts' (marked
@@ -172,7 +172,7 @@ class PlainLineEncoder:
         if edges or magnitude > self._per_piece * count:
             text = chr(NEVER)
         elif robustness <= self._needed[-1]:
-            # How many of the bounds (after ALLOWED pieces) it meets.
+            # How many of the bounds (after allowed pieces) it meets.
             text = chr(NEVER + bisect.bisect_left(self._needed, robustness)) + text
         self._texts[token] = text
         return text
@@ -206,6 +206,13 @@ def _join_with_unknowns(parts: list[Entry]) -> Entry:
         edge_bits |= INSIDE
     return (" ".join(texts), sum(counts), min(map(operator.sub, robustness, before)),
             before[-1], edge_bits)
+
+
+def _allowed_pieces(max_pieces: int) -> list[int]:
+    """The counts of pieces before a weak token that marks can allow, from
+    0 to ``max_pieces``, about 19% apart."""
+    steps = {int(2 ** (k / 4)) for k in range(4 * max_pieces.bit_length())}
+    return sorted({0, max_pieces} | {n for n in steps if n < max_pieces})
 
 
 def _offset_bound(magnitude: float) -> float:

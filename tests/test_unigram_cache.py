@@ -99,7 +99,6 @@ def test_lines_longer_than_the_robustness_table_covers_take_the_exact_path(spm, 
     placed after thousands of filler pieces, where float32 rounding can
     flip it, its line must still leave the cache for the exact path."""
     import subtok.plain_lines
-    monkeypatch.setattr(subtok.plain_lines, "MAX_PIECES_LOG2", 2)
     monkeypatch.setattr(subtok.plain_lines, "MAX_PIECES", 4)
     model = make(META + [(S, -1.0, N), ("a", -2.5, N), ("b", -2.5, N), ("c", -60.0, N),
                          ("ab", -4.0, N), (S + "ab", -5.0 + sign * 2.0 ** -10, N)])
