@@ -25,6 +25,11 @@ from .vocab import PieceType
 
 SAMPLING_FORMATS = ("sample_piece", "sample_id", "nbest_piece", "nbest_id")
 
+#: spm_encode accepts these and, since its first releases, writes nothing
+#: for them (the line that printed the proto is commented out in
+#: spm_encode_main.cc); each is checked as the format named here.
+PROTO_FORMATS = {"proto": "piece", "sample_proto": "sample_piece", "nbest_proto": "nbest_piece"}
+
 
 def _names(name: str) -> tuple[str, str]:
     """Both spellings of a flag: ``--output-format`` and ``--output_format``."""
@@ -145,7 +150,8 @@ def _write_lines(outputs, output: str | None) -> None:
 @option("input", multiple=True, help="Input file(s); comma-separated or repeated. Default: stdin.")
 @option("output", default=None, help="Output file. Default: stdout.")
 @option("output_format", default="piece", show_default=True,
-        help="piece | id | sample_piece | sample_id | nbest_piece | nbest_id")
+        help="piece | id | sample_piece | sample_id | nbest_piece | nbest_id "
+             "(proto | sample_proto | nbest_proto: checked, no output, as spm_encode)")
 @option("extra_options", default="", help="':'-separated bos, eos, reverse, unk, applied in order.")
 @option("nbest_size", type=int, default=10, show_default=True, help="For sampling / n-best formats.")
 @option("alpha", type=float, default=0.5, show_default=True,
@@ -163,9 +169,9 @@ def _write_lines(outputs, output: str | None) -> None:
 def encode(model, input, output, output_format, extra_options, nbest_size, alpha, random_seed,
            vocabulary, vocabulary_threshold, generate_vocabulary, num_threads, minloglevel, files):
     """Encode text lines into pieces or ids (like spm_encode)."""
-    if output_format not in ("piece", "id") + SAMPLING_FORMATS:
-        raise EncodeError("unknown output format: %s (choose piece, id, %s)."
-                          % (output_format, ", ".join(SAMPLING_FORMATS)))
+    if output_format not in ("piece", "id") + SAMPLING_FORMATS + tuple(PROTO_FORMATS):
+        raise EncodeError("unknown output format: %s (choose piece, id, %s, %s)."
+                          % (output_format, ", ".join(SAMPLING_FORMATS), ", ".join(PROTO_FORMATS)))
     processor = _load(model)
     if vocabulary:
         processor.set_vocabulary(_read_vocabulary(vocabulary, vocabulary_threshold))
@@ -181,11 +187,17 @@ def encode(model, input, output, output_format, extra_options, nbest_size, alpha
         rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0].encode("utf-8", "surrogateescape")))
         _write_lines((("%s\t%d" % kv).encode("utf-8", "surrogateescape") for kv in rows), output)
         return
-    if output_format in SAMPLING_FORMATS:
-        encoder = SampleLineEncoder(processor, output_format, extra_options, nbest_size, alpha,
+    checked_as = PROTO_FORMATS.get(output_format, output_format)
+    if checked_as in SAMPLING_FORMATS:
+        encoder = SampleLineEncoder(processor, checked_as, extra_options, nbest_size, alpha,
                                     random_seed)
     else:
-        encoder = LineEncoder(processor, output_format, extra_options)
+        encoder = LineEncoder(processor, checked_as, extra_options)
+    if output_format in PROTO_FORMATS:
+        # Options are checked (above) and the input read, as spm_encode
+        # does; encoding would produce nothing, so it is skipped.
+        _write_blocks((b"" for _ in read_blocks(paths)), output)
+        return
     _write_blocks(map_blocks(encoder, read_blocks(paths), num_threads), output)
 
 

@@ -585,3 +585,31 @@ def test_cli_sampling_errors(cli_input):
     failed = run_subtok("encode", "--model", str(MODELS_DIR / "test_model.model"),
                         "--output_format=nbest_id", "--nbest_size=513", str(path), check=False)
     assert failed.returncode != 0 and b"nbest_size must be nbest_size <= 512" in failed.stderr
+
+
+def test_cli_proto_formats_check_options_and_write_nothing(cli_input, tmp_path):
+    """spm_encode accepts proto, sample_proto and nbest_proto but writes no
+    output for them (src/spm_encode_main.cc: their ``process`` only calls
+    Encode / SampleEncode / NBestEncode). Their options are checked as for
+    piece, sample_piece and nbest_piece."""
+    path, _ = cli_input
+    model = str(MODELS_DIR / "test_model.model")
+    for output_format in ("proto", "sample_proto", "nbest_proto"):
+        out = tmp_path / (output_format + ".txt")
+        done = run_subtok("encode", "--model", model, "--output_format=" + output_format,
+                          "--output", str(out), str(path))
+        assert out.read_bytes() == b"" and done.stdout == b"" and done.stderr == b""
+    char = str(MODELS_DIR / "ewondo_char_nfkc_cf.model")
+    failed = run_subtok("encode", "--model", char, "--output_format=sample_proto", str(path),
+                        check=False)
+    assert failed.returncode != 0
+    assert b"SampleEncode is not available for the current model." in failed.stderr
+    failed = run_subtok("encode", "--model", model, "--output_format=nbest_proto",
+                        "--nbest_size=513", str(path), check=False)
+    assert failed.returncode != 0 and b"nbest_size must be nbest_size <= 512" in failed.stderr
+    failed = run_subtok("encode", "--model", model, "--output_format=proto",
+                        "--extra_options=bos:nonsense", str(path), check=False)
+    assert failed.returncode != 0 and b'option "nonsense" is not available.' in failed.stderr
+    missing = run_subtok("encode", "--model", model, "--output_format=proto",
+                         str(tmp_path / "absent.txt"), check=False)
+    assert missing.returncode != 0 and b"absent.txt" in missing.stderr
