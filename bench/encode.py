@@ -8,13 +8,14 @@ Times, in one run, on ../shared/data/corpora/gutenberg_en.txt (35 MB):
     process tree (see _measure.py);
 and prints the ratios against the issue's targets.
 
-    python bench/encode.py [--lines N] [--models llama2,maxtext_c4_unigram32k]
+    python bench/encode.py [--lines N] [--models llama2,maxtext_c4_unigram32k] [--repeat N]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -59,6 +60,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=0, help="use only the first N lines (0 = all)")
     parser.add_argument("--models", default=",".join(DEFAULT_MODELS))
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="measure N times, interleaved, and report the median ratios "
+                             "(this VM's speed drifts by 10-30%% between runs)")
     args = parser.parse_args()
     if not CORPUS.exists():
         sys.exit("bench: %s not found" % CORPUS)
@@ -75,14 +79,23 @@ def main() -> None:
     print("corpus: %s (%d lines, %.1f MB)" % (CORPUS.name, len(raw), sum(map(len, raw)) / 1e6))
     for name in args.models.split(","):
         model = DATA / "models" / (name + ".model")
-        ref = spm_time(model, raw)
-        one, mem1 = subtok_run(model, corpus, 1)
-        two, mem2 = subtok_run(model, corpus, 2)
-        load = load_time(model)
-        print("%-24s spm %6.2fs | subtok 1 proc %6.2fs (%.2fx, target <= 2.5x) %4.0f MB | "
-              "2 procs %6.2fs (%.2fx, target <= 1.3x) %4.0f MB | load %.3fs (target <= 0.3s) | "
-              "memory target <= 200 MB"
-              % (name, ref, one, one / ref, mem1, two, two / ref, mem2, load))
+        ratios1, ratios2, mems = [], [], []
+        for _ in range(args.repeat):
+            ref = spm_time(model, raw)
+            one, mem1 = subtok_run(model, corpus, 1)
+            two, mem2 = subtok_run(model, corpus, 2)
+            load = load_time(model)
+            ratios1.append(one / ref)
+            ratios2.append(two / ref)
+            mems += [mem1, mem2]
+            print("%-24s spm %6.2fs | subtok 1 proc %6.2fs (%.2fx, target <= 2.5x) %4.0f MB | "
+                  "2 procs %6.2fs (%.2fx, target <= 1.3x) %4.0f MB | load %.3fs (target <= 0.3s) | "
+                  "memory target <= 200 MB"
+                  % (name, ref, one, one / ref, mem1, two, two / ref, mem2, load), flush=True)
+        if args.repeat > 1:
+            print("%-24s median of %d: 1 proc %.2fx, 2 procs %.2fx; largest tree %.0f MB"
+                  % (name, args.repeat, statistics.median(ratios1), statistics.median(ratios2),
+                     max(mems)))
     if corpus != CORPUS:
         os.unlink(corpus)
 
