@@ -121,7 +121,7 @@ def test_vocabulary_restriction_matches_sentencepiece(spm, tmp_path):
 @pytest.mark.parametrize("args, stdin, message", [
     (["encode", "--model", "missing.model"], b"x\n", "missing.model: cannot read the model file"),
     (["encode", "--model", TEST_MODEL, "no-such-input.txt"], b"", "no-such-input.txt: cannot open input file"),
-    (["encode", "--model", TEST_MODEL, "--output_format=proto"], b"x\n", "unknown output format: proto"),
+    (["encode", "--model", TEST_MODEL, "--output_format=json"], b"x\n", "unknown output format: json"),
     (["encode", "--model", TEST_MODEL, "--extra_options=bos:oops"], b"x\n", 'option "oops" is not available'),
     (["decode", "--model", TEST_MODEL, "--input_format=id"], b"1 2\n5 999999\n", "line 2: piece id is out of range: 999999"),
     (["decode", "--model", TEST_MODEL, "--input_format=id"], b"1 x2\n", "line 1: 'x2' is not an id"),
