@@ -46,7 +46,7 @@ from __future__ import annotations
 import heapq
 import itertools
 
-from .corpus import Corpus, Progress, UNK_CHAR
+from .corpus import Corpus, Progress, UNK_CHAR, sorted_items
 from .spec import TrainerOptions
 from .validity import PieceValidator
 
@@ -240,7 +240,7 @@ class _State:
 def train(corpus: Corpus, options: TrainerOptions, progress: Progress) -> list[tuple[str, float]]:
     """Trained NORMAL pieces with scores (merges first, then the alphabet)."""
     words = corpus.units  # phase 1, counted while loading (corpus.training_units)
-    alphabet = sorted(corpus.alphabet.items(), key=lambda kv: (-kv[1], kv[0]))
+    alphabet = sorted_items(corpus.alphabet.items())
     # >= 0: load_corpus has checked len(alphabet) + len(meta) <= vocab_size.
     target = options.vocab_size - len(corpus.meta) - len(alphabet)
     state = _State(words, PieceValidator(options))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from .corpus import Corpus, Progress, f32
+from .corpus import Corpus, Progress, f32, sorted_items
 from .spec import TrainerOptions
 
 
@@ -31,7 +31,7 @@ def train(corpus: Corpus, options: TrainerOptions, progress: Progress) -> list[t
     limit = options.vocab_size - len(corpus.meta)
     logsum = logf(sum(corpus.alphabet.values()))
     pieces = []
-    for char, count in sorted(corpus.alphabet.items(), key=lambda kv: (-kv[1], kv[0])):
+    for char, count in sorted_items(corpus.alphabet.items()):
         if not options.use_all_vocab and len(pieces) >= limit:
             break
         pieces.append((char, log_prob(count, logsum)))

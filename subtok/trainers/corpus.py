@@ -142,6 +142,11 @@ class Corpus:
         return dict(zip(self.meta_ids, self.meta))
 
 
+def sorted_items(items):
+    """sentencepiece's ``Sorted``: value descending, then key ascending."""
+    return sorted(items, key=lambda kv: (-kv[1], kv[0]))
+
+
 # ----------------------------------------------------------------------------
 # 1. meta pieces
 
@@ -590,7 +595,7 @@ def compute_alphabet(options: TrainerOptions, counts: Counter) -> dict[str, int]
         if char == BOUNDARY or "\ud800" <= char <= "\udfff":
             continue
         alphabet[char] = count
-    return dict(sorted(alphabet.items(), key=lambda kv: (-kv[1], kv[0])))
+    return dict(sorted_items(alphabet.items()))
 
 
 def mask_unknown(sentences: list[tuple[str, int]], alphabet: dict[str, int],
@@ -824,7 +829,7 @@ def count_words(sentences: Iterable[tuple[str, int]], treat_whitespace_as_suffix
         else:
             for word in words:
                 counts[word] += freq
-    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return sorted_items(counts.items())
 
 
 def words_with_counts(corpus: Corpus, options: TrainerOptions) -> list[tuple[str, int]]:

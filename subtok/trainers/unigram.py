@@ -69,7 +69,7 @@ from itertools import accumulate, compress, islice, repeat
 from operator import add, xor
 
 from ..errors import TrainerError
-from .corpus import split_into_words
+from .corpus import sorted_items, split_into_words
 from .validity import PieceValidator
 
 LOG = logging.getLogger(__name__)
@@ -137,11 +137,6 @@ def digamma(x: float) -> float:
     result += (math.log(x) + (1.0 / 24.0) * xx2 - (7.0 / 960.0) * xx4
                + (31.0 / 8064.0) * xx4 * xx2 - (127.0 / 30720.0) * xx4 * xx4)
     return result
-
-
-def sorted_items(items):
-    """sentencepiece's ``Sorted``: value descending, then key ascending."""
-    return sorted(items, key=lambda kv: (-kv[1], kv[0]))
 
 
 # ----------------------------------------------------------------------------
@@ -453,7 +448,7 @@ def frequent_substrings(entries: dict[str, int], max_length: int, validator: Pie
     groups = max(1, -(-total // SEED_PARTITION_SUFFIXES))
     bins: list[list[str]] = [[] for _ in range(groups)]
     loads = [0] * groups
-    for char, n in sorted(starts.items(), key=lambda kv: (-kv[1], kv[0])):
+    for char, n in sorted_items(starts.items()):
         g = loads.index(min(loads))
         bins[g].append(char)
         loads[g] += n
