@@ -83,28 +83,42 @@ class WordEntries:
         self.ids = ids
         self._model = processor.model
         self._parts: dict[str, Entry] = {}
+        #: Parts that begin with "▁", keyed without it: a plain token's
+        #: word is "▁" + token, so a word no cut splits shares the token
+        #: cache's key instead of holding a second string.
+        self._spaced: dict[str, Entry] = {}
 
     def clear(self) -> None:
         self._parts.clear()
+        self._spaced.clear()
 
     def word(self, word: str, parts: list[str] | None = None) -> Entry:
         """The entry of ``word``, from its parts (``safe_parts`` unless given)."""
         if parts is None:
             parts = self._model.safe_parts(word)
-        get = self._parts.get
         if len(parts) == 1:
-            return get(word) or self._part(word)
-        return _join([get(p) or self._part(p) for p in parts])
+            return self._entry(word)
+        return _join(list(map(self._entry, parts)))
 
-    def _part(self, part: str) -> Entry:
-        """Compute and cache a part's entry."""
+    def spaced(self, token: str) -> Entry:
+        """The entry of the word "▁" + ``token``, which no cut splits."""
+        return self._spaced.get(token) or self._compute(SPACE_SYMBOL + token, self._spaced, token)
+
+    def _entry(self, part: str) -> Entry:
+        if part[0] == SPACE_SYMBOL:
+            key = part[1:]
+            return self._spaced.get(key) or self._compute(part, self._spaced, key)
+        return self._parts.get(part) or self._compute(part, self._parts, part)
+
+    def _compute(self, part: str, cache: dict[str, Entry], key: str) -> Entry:
+        """Compute a part's entry and cache it under ``key``."""
         processor = self.processor
         encoding = self._model.encode_part(part)
         pairs = processor._post_process(encoding.pieces)
-        if len(self._parts) >= MAX_PARTS:
-            self._parts.clear()
-        found = self._parts[part] = (format_pairs(pairs, self.ids), len(pairs), encoding.robustness,
-                                     encoding.magnitude, processor._unknown_edges(pairs))
+        if len(self._parts) + len(self._spaced) >= MAX_PARTS:
+            self.clear()
+        found = cache[key] = (format_pairs(pairs, self.ids), len(pairs), encoding.robustness,
+                              encoding.magnitude, processor._unknown_edges(pairs))
         return found
 
 
@@ -165,10 +179,11 @@ class PlainLineEncoder:
     def _add(self, token: str) -> str:
         """Cache and return a token's output, joined from its parts' (marked
         if weak or rejected)."""
-        word = SPACE_SYMBOL + token
         # Letters are seldom cut: running them whole spares the cut test.
-        text, count, robustness, magnitude, edges = self._words.word(
-            word, [word] if token.isalpha() else None)
+        if token.isalpha():
+            text, count, robustness, magnitude, edges = self._words.spaced(token)
+        else:
+            text, count, robustness, magnitude, edges = self._words.word(SPACE_SYMBOL + token)
         if edges or magnitude > self._per_piece * count:
             text = chr(NEVER)
         elif robustness <= self._needed[-1]:
