@@ -15,13 +15,13 @@ Two things can still make a line differ from the join of its tokens:
 * Unigram sums scores in float32, so a word's segmentation may depend on
   the accumulated score ``A`` where it starts (see ``models/unigram.py``).
   A cached word is exact while ``|A|`` stays below its *robustness*. The
-  accumulated score before any word of a line is at most the largest
-  NORMAL ``|score|`` times the line's piece count, which the output text
-  gives (its spaces) — provided each token's own path respects that bound
-  per piece; tokens whose path does not (unknown pieces) are rejected.
-  A *weak* token, one not robust enough for the longest lines accepted
-  (MAX_PIECES pieces), carries a mark saying how many pieces may come
-  before it in a line for it to be reused.
+  accumulated score before a word is at most the largest NORMAL
+  ``|score|`` times the pieces before it, which the output text gives (its
+  spaces) — provided each token's own path respects that bound per piece;
+  tokens whose path does not (unknown pieces) are rejected. A *weak*
+  token, one not robust enough for the longest lines accepted (MAX_PIECES
+  pieces), carries a mark saying how many pieces may come before it in a
+  line for it to be reused.
 
 Marks are characters that no plain line's output can hold: lone
 surrogates, which keep a line from being plain, while an output holds ids,
