@@ -72,23 +72,26 @@ def read_blocks(paths: list[str], size: int = BLOCK_SIZE) -> Iterator[bytes]:
 
 
 def _blocks_of(handle: BinaryIO, name: str, size: int) -> Iterator[bytes]:
-    carry = b""
+    # Chunks of a line not yet ended wait in a list and are searched only
+    # once each, so a line of any length costs linear time.
+    pending: list[bytes] = []
     try:
         while True:
             chunk = handle.read1(size)
             if not chunk:
                 break
-            data = carry + chunk if carry else chunk
-            cut = data.rfind(b"\n")
+            cut = chunk.rfind(b"\n")
             if cut < 0:
-                carry = data
+                pending.append(chunk)
                 continue
-            yield data[:cut]
-            carry = data[cut + 1:]
+            pending.append(chunk[:cut])
+            yield b"".join(pending)
+            pending = [chunk[cut + 1:]]
     except OSError as exc:
         raise InputError("%s: cannot read input: %s." % (name, exc.strerror or exc)) from None
-    if carry:
-        yield carry
+    rest = b"".join(pending)
+    if rest:
+        yield rest
 
 
 def check_readable(paths: list[str]) -> None:
