@@ -251,28 +251,28 @@ def _map(function: PerLine, method: str, jobs: Iterator[tuple[int, object]], num
     order. Only a few jobs per worker are in flight, so memory stays bounded
     on huge inputs."""
     run = getattr(function, method)
-    if num_threads <= 1:
-        try:
+    # Freezing (see _run) is undone at the end, so it is done only when
+    # nothing was frozen before: a host program's own freeze stays as it was.
+    owns_freeze = gc.get_freeze_count() == 0
+    freeze = gc.freeze if owns_freeze else _nothing
+    try:
+        if num_threads <= 1:
             for first, payload in jobs:
                 yield run(payload, first)
-                gc.freeze()
-        finally:
-            gc.unfreeze()
-        return
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    if "fork" in methods:
-        # The first jobs are done here: forked workers then inherit the
-        # caches they filled (the most frequent words, most of the cost of
-        # a cold start) instead of each rebuilding them.
-        for first, payload in itertools.islice(jobs, WARM_UP_JOBS):
-            yield run(payload, first)
-            gc.freeze()
-    in_flight: collections.deque = collections.deque()
-    # Objects the workers inherit stay out of their garbage collections,
-    # which would otherwise write to (and so copy) every inherited page.
-    gc.freeze()
-    try:
+                freeze()
+            return
+        methods = multiprocessing.get_all_start_methods()
+        context = multiprocessing.get_context("fork" if "fork" in methods else None)
+        if "fork" in methods:
+            # The first jobs are done here: forked workers then inherit the
+            # caches they filled (the most frequent words, most of the cost
+            # of a cold start) instead of each rebuilding them.
+            for first, payload in itertools.islice(jobs, WARM_UP_JOBS):
+                yield run(payload, first)
+        in_flight: collections.deque = collections.deque()
+        # Objects the workers inherit stay out of their garbage collections,
+        # which would otherwise write to (and so copy) every inherited page.
+        freeze()
         with context.Pool(num_threads, _init_worker, (function,)) as pool:
             for first, payload in jobs:
                 in_flight.append(pool.apply_async(_run, ((method, first, payload),)))
@@ -281,7 +281,12 @@ def _map(function: PerLine, method: str, jobs: Iterator[tuple[int, object]], num
             while in_flight:
                 yield in_flight.popleft().get()
     finally:
-        gc.unfreeze()
+        if owns_freeze:
+            gc.unfreeze()
+
+
+def _nothing() -> None:
+    pass
 
 
 def map_blocks(function: PerLine, blocks: Iterable[bytes], num_threads: int = 1) -> Iterator[bytes]:
