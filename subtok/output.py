@@ -10,17 +10,19 @@ def format_pairs(pairs: list[tuple[str, int]], ids: bool) -> str:
     return " ".join([p for p, _ in pairs])
 
 
-def unknown_runs_stay_inside(edges) -> bool:
-    """False if a word ending in an unknown piece precedes one starting so.
+#: Unknown-edge flags of a word: it starts / ends with an unknown piece
+#: that would merge with a neighbour's (no byte fallback).
+STARTS, ENDS = 1, 2
 
-    ``edges`` holds each word's flags: 1 if it starts, 2 if it ends with an
-    unknown piece that would merge with a neighbour's (no byte fallback).
-    """
+
+def unknown_runs_stay_inside(edges) -> bool:
+    """False if a word ending in an unknown piece precedes one starting so
+    (``edges``: each word's STARTS / ENDS flags)."""
     previous_ends_unk = 0
     for flags in edges:
-        if previous_ends_unk and flags & 1:
+        if previous_ends_unk and flags & STARTS:
             return False
-        previous_ends_unk = flags & 2
+        previous_ends_unk = flags & ENDS
     return True
 
 

@@ -35,15 +35,14 @@ extra scan for marks and no per-token work.
 from __future__ import annotations
 
 import bisect
-import itertools
-import operator
 import re
 from typing import TYPE_CHECKING
 
 from .normalizer.normalizer import SPACE_SYMBOL
-from .output import OutputTexts, format_pairs, unknown_runs_stay_inside
+from .output import ENDS, STARTS, OutputTexts, format_pairs, unknown_runs_stay_inside
 
 if TYPE_CHECKING:
+    from .models.base import WordEncoding
     from .processor import SentencePieceProcessor
 
 #: Lines with more output pieces than this take the general path, so a
@@ -63,11 +62,6 @@ _MARKS = re.compile("[\ud800-\udbff]")
 #: Entry of a word or part: (output text, piece count, robustness,
 #: magnitude, unknown edges); see :class:`WordEntries`.
 Entry = tuple[str, int, float, float, int]
-
-#: Unknown-edge flags: starts, ends with an unknown piece that would merge
-#: with a neighbour's; INSIDE: two unknown pieces meet at a cut inside the
-#: word, so the joined text of its parts is not its output.
-STARTS, ENDS, INSIDE = 1, 2, 4
 
 #: Parts kept before their cache starts over.
 MAX_PARTS = 300_000
@@ -92,13 +86,18 @@ class WordEntries:
         self._parts.clear()
         self._spaced.clear()
 
-    def word(self, word: str, parts: list[str] | None = None) -> Entry:
-        """The entry of ``word``, from its parts (``safe_parts`` unless given)."""
-        if parts is None:
-            parts = self._model.safe_parts(word)
+    def word(self, word: str) -> Entry:
+        """The entry of ``word``, joined from its parts' entries; a word
+        whose unknown pieces meet at a cut (they merge into one piece, no
+        byte fallback) is computed whole instead (not cached here)."""
+        parts = self._model.safe_parts(word)
         if len(parts) == 1:
             return self._entry(word)
-        return _join(list(map(self._entry, parts)))
+        entries = list(map(self._entry, parts))
+        edges = [entry[4] for entry in entries]
+        if any(edges) and not unknown_runs_stay_inside(edges):
+            return self._entry_of(self._model.encode_word(word, cache=False))
+        return _join(entries)
 
     def spaced(self, token: str) -> Entry:
         """The entry of the word "▁" + ``token``, which no cut splits."""
@@ -112,14 +111,15 @@ class WordEntries:
 
     def _compute(self, part: str, cache: dict[str, Entry], key: str) -> Entry:
         """Compute a part's entry and cache it under ``key``."""
-        processor = self.processor
-        encoding = self._model.encode_part(part)
-        pairs = processor._post_process(encoding.pieces)
         if len(self._parts) + len(self._spaced) >= MAX_PARTS:
             self.clear()
-        found = cache[key] = (format_pairs(pairs, self.ids), len(pairs), encoding.robustness,
-                              encoding.magnitude, processor._unknown_edges(pairs))
+        found = cache[key] = self._entry_of(self._model.encode_part(part))
         return found
+
+    def _entry_of(self, encoding: WordEncoding) -> Entry:
+        pairs = self.processor._post_process(encoding.pieces)
+        return (format_pairs(pairs, self.ids), len(pairs), encoding.robustness,
+                encoding.magnitude, self.processor._unknown_edges(pairs))
 
 
 class PlainLineEncoder:
@@ -166,14 +166,14 @@ class PlainLineEncoder:
         The accumulated score where a token starts is at most ``_per_piece``
         times the pieces before it: the spaces before its mark.
         """
-        if _MARKS.search(out) is not None:
-            for mark in _MARKS.finditer(out):
-                allowed = ord(mark.group()) - NEVER - 1
-                if allowed < 0 or out.count(" ", 0, mark.start()) > self._allowed[allowed]:
-                    return None
+        marked = False
+        for mark in _MARKS.finditer(out):
+            allowed = ord(mark.group()) - NEVER - 1
+            if allowed < 0 or out.count(" ", 0, mark.start()) > self._allowed[allowed]:
+                return None
+            marked = True
+        if marked:
             out = _MARKS.sub("", out)
-        elif len(out) < self._short:
-            return out
         return None if not self._exact and out.count(" ") >= self._max_pieces else out
 
     def _add(self, token: str) -> str:
@@ -194,33 +194,21 @@ class PlainLineEncoder:
 
 
 def _join(parts: list[Entry]) -> Entry:
-    """Entries of consecutive parts as one: a later part starts from the
-    earlier parts' accumulated score, which lowers the offset it tolerates.
-    (A plain loop: tokens have two or three parts.)"""
+    """Entries of consecutive parts as one, when no unknown pieces meet at
+    a cut: a later part starts from the earlier parts' accumulated score,
+    which lowers the offset it tolerates. (A plain loop: tokens have two or
+    three parts.)"""
     texts = []
     count = 0
     robustness = float("inf")
     before = 0.0
-    for text, pieces, tolerated, magnitude, edges in parts:
+    for text, pieces, tolerated, magnitude, _ in parts:
         texts.append(text)
         count += pieces
         if tolerated - before < robustness:
             robustness = tolerated - before
         before += magnitude
-        if edges:
-            return _join_with_unknowns(parts)
-    return " ".join(texts), count, robustness, before, 0
-
-
-def _join_with_unknowns(parts: list[Entry]) -> Entry:
-    """:func:`_join` where some part starts or ends with an unknown piece."""
-    texts, counts, robustness, magnitudes, edges = zip(*parts)
-    before = list(itertools.accumulate(magnitudes, initial=0.0))
-    edge_bits = edges[0] & STARTS | edges[-1] & ENDS
-    if not unknown_runs_stay_inside(edges):
-        edge_bits |= INSIDE
-    return (" ".join(texts), sum(counts), min(map(operator.sub, robustness, before)),
-            before[-1], edge_bits)
+    return " ".join(texts), count, robustness, before, parts[0][4] & STARTS | parts[-1][4] & ENDS
 
 
 def _allowed_pieces(max_pieces: int) -> list[int]:

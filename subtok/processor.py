@@ -25,8 +25,8 @@ from .models import MODELS
 from .models.unigram import words_reusable
 from .normalizer.charsmap import load_rules
 from .normalizer.normalizer import Normalizer
-from .output import OutputTexts, format_pairs, unknown_runs_stay_inside
-from .plain_lines import INSIDE, PlainLineEncoder, WordEntries
+from .output import ENDS, STARTS, OutputTexts, format_pairs, unknown_runs_stay_inside
+from .plain_lines import PlainLineEncoder, WordEntries
 from . import sampling as _sampling
 from .vocab import PieceType, byte_piece
 
@@ -256,7 +256,7 @@ class SentencePieceProcessor:
         an unknown piece that may merge with a neighbour's."""
         pairs = self._post_process(self.model.encode_word(word, cache).pieces)
         edges = self._unknown_edges(pairs)
-        return pairs, bool(edges & 1), bool(edges & 2)
+        return pairs, bool(edges & STARTS), bool(edges & ENDS)
 
     def encode_line(self, text: str, ids: bool) -> str:
         """One line of spm_encode output: ids or pieces joined by spaces.
@@ -316,12 +316,12 @@ class SentencePieceProcessor:
         return text
 
     def _unknown_edges(self, pairs: list[Pair]) -> int:
-        """1 if ``pairs`` starts, 2 if it ends (3: both) with an unknown piece
-        that would merge with a neighbour's."""
+        """STARTS / ENDS if ``pairs`` starts / ends with an unknown piece that
+        would merge with a neighbour's."""
         if not self._merges_unknown:
             return 0
         unk = self.vocab.unk_index
-        return (pairs[0][1] == unk) | (pairs[-1][1] == unk) << 1
+        return (STARTS if pairs[0][1] == unk else 0) | (ENDS if pairs[-1][1] == unk else 0)
 
     def _plain_encoder(self, ids: bool) -> PlainLineEncoder:
         encoder = self._plain[ids]
@@ -341,14 +341,8 @@ class SentencePieceProcessor:
 
     def _line_entry(self, word: str, ids: bool, cache: dict):
         """A word's cached CLI output entry (see plain_lines.WordEntries),
-        joined from its parts' entries, which both line paths share; a word
-        whose unknown pieces meet at a cut is computed whole."""
+        joined from the part entries both line paths share."""
         entry = self._words(ids).word(word)
-        if entry[4] & INSIDE:
-            encoded = self.model.encode_word(word, cache=False)
-            pairs = self._post_process(encoded.pieces)
-            entry = (format_pairs(pairs, ids), len(pairs), encoded.robustness, encoded.magnitude,
-                     self._unknown_edges(pairs))
         if len(cache) >= MAX_LINE_WORDS:
             cache.clear()
         cache[word] = entry

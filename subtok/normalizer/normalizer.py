@@ -97,10 +97,7 @@ class Normalizer:
 
     def is_plain(self, text: str) -> bool:
         """True if no rule or user-defined symbol can apply anywhere in ``text``."""
-        found = self._screen.search(text)
-        if found is None:
-            return True
-        return found.group() > "\uffff" and self._trigger_chars.isdisjoint(text)
+        return self._next_trigger(text, 0) < 0
 
     def normalize_with_offsets(self, text: str) -> tuple[str, list[int]]:
         """Return (normalized, norm_to_orig).
