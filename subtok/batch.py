@@ -120,8 +120,7 @@ class LineEncoder(PerLine):
         if self.options:
             return super().block(block, first_line)
         try:
-            encode, ids = self.processor.encode_line, self.ids
-            out = "\n".join([encode(line, ids) for line in _text(block).split("\n")])
+            out = "\n".join(self.processor.encode_lines(_text(block).split("\n"), self.ids))
         except SubtokError:
             return super().block(block, first_line)
         return _bytes(out + "\n")

@@ -1,14 +1,18 @@
 """The CLI's fast path: plain lines encoded token by token from a cache.
 
 A *plain* line is one that no normalization rule or user-defined symbol
-touches and that holds no "▁" (see ``SentencePieceProcessor.encode_line``).
-Normalizing it only turns each space-separated token ``t`` into the word
-"▁t", and every word is segmented on its own, so the output line is the
-cached output texts of its tokens joined by spaces: one C-level dictionary
-lookup per token, no per-character work.
+touches and that holds no "▁". Normalizing it only turns each
+space-separated token ``t`` into the word "▁t", and every word is segmented
+on its own, so the output line is the cached output texts of its tokens
+joined by spaces: one C-level dictionary lookup per token, no
+per-character work. Whether a line is plain is a property of its
+characters (rules start at trigger characters, and a space is never one
+where this path is used), so it is decided once per distinct token, when
+the token is cached: a token that is not plain is rejected (below).
 
 Two things can still make a line differ from the join of its tokens:
 
+* A token that is not plain sends its line to the general path.
 * Without byte fallback, neighbouring unknown pieces merge, also across
   words. Tokens whose output starts or ends with an unknown piece are
   *rejected*: a line holding one takes the general path.
@@ -56,6 +60,8 @@ MAX_TOKENS = 400_000
 #: most ``allowed[k]`` pieces (see ``_allowed_pieces``); ``chr(NEVER)``
 #: never.
 NEVER = 0xD800
+#: A rejected token's text: any line holding it takes the general path.
+REJECTED = chr(NEVER)
 _MARKS = re.compile("[\ud800-\udbff]")
 
 
@@ -70,17 +76,30 @@ MAX_PARTS = 300_000
 class WordEntries:
     """Output entries of words, cached per part: what both CLI line paths
     (plain tokens here, normalized words in the processor) need to join a
-    word's output into a line and to know when the join is exact."""
+    word's output into a line and to know when the join is exact.
+
+    A part's output text carries its mark (see the module docstring), so a
+    plain token's text is the join of its parts' texts as they are; the
+    processor's word path, which checks each word exactly, drops the marks
+    (:func:`unmarked`).
+    """
 
     def __init__(self, processor: "SentencePieceProcessor", ids: bool) -> None:
         self.processor = processor
         self.ids = ids
-        self._model = processor.model
+        model = processor.model
+        self._model = model
+        self._safe_parts = model.safe_parts
         self._parts: dict[str, Entry] = {}
         #: Parts that begin with "▁", keyed without it: a plain token's
         #: word is "▁" + token, so a word no cut splits shares the token
         #: cache's key instead of holding a second string.
         self._spaced: dict[str, Entry] = {}
+        #: Bound on |score| per output piece of a part that is not rejected.
+        self.per_piece = 0.0 if model.exact_per_word else model.max_normal_score
+        self.allowed = _allowed_pieces(MAX_PIECES)
+        #: Robustness needed after allowed[k] pieces.
+        self._needed = [_offset_bound(self.per_piece * pieces) for pieces in self.allowed]
 
     def clear(self) -> None:
         self._parts.clear()
@@ -90,7 +109,7 @@ class WordEntries:
         """The entry of ``word``, joined from its parts' entries; a word
         whose unknown pieces meet at a cut (they merge into one piece, no
         byte fallback) is computed whole instead (not cached here)."""
-        parts = self._model.safe_parts(word)
+        parts = self._safe_parts(word)
         if len(parts) == 1:
             return self._entry(word)
         entries = list(map(self._entry, parts))
@@ -98,6 +117,11 @@ class WordEntries:
         if any(edges) and not unknown_runs_stay_inside(edges):
             return self._entry_of(self._model.encode_word(word, cache=False))
         return _join(entries)
+
+    def marked_text(self, word: str) -> str:
+        """The output text of ``word`` with its parts' marks: no numbers
+        to join, as each mark bounds the pieces before its own part."""
+        return " ".join([self._entry(part)[0] for part in self._safe_parts(word)])
 
     def spaced(self, token: str) -> Entry:
         """The entry of the word "▁" + ``token``, which no cut splits."""
@@ -118,8 +142,20 @@ class WordEntries:
 
     def _entry_of(self, encoding: WordEncoding) -> Entry:
         pairs = self.processor._post_process(encoding.pieces)
-        return (format_pairs(pairs, self.ids), len(pairs), encoding.robustness,
-                encoding.magnitude, self.processor._unknown_edges(pairs))
+        edges = self.processor._unknown_edges(pairs)
+        robustness, magnitude = encoding.robustness, encoding.magnitude
+        text = format_pairs(pairs, self.ids)
+        if edges or magnitude > self.per_piece * len(pairs):
+            text = REJECTED + text
+        elif robustness <= self._needed[-1]:
+            # How many of the bounds (after allowed pieces) it meets.
+            text = chr(NEVER + bisect.bisect_left(self._needed, robustness)) + text
+        return text, len(pairs), robustness, magnitude, edges
+
+
+def unmarked(text: str) -> str:
+    """``text`` without marks."""
+    return text if _MARKS.search(text) is None else _MARKS.sub("", text)
 
 
 class PlainLineEncoder:
@@ -130,17 +166,14 @@ class PlainLineEncoder:
         self.ids = ids
         self._words = words
         model = processor.model
-        self._model = model
+        self._is_plain = processor.normalizer.is_plain
         self._exact = model.exact_per_word
-        #: Bound on |score| per output piece of an accepted token.
-        self._per_piece = 0.0 if self._exact else model.max_normal_score
         self._max_pieces = MAX_PIECES
-        self._allowed = _allowed_pieces(MAX_PIECES)
-        #: Robustness needed after allowed[k] pieces.
-        self._needed = [_offset_bound(self._per_piece * pieces) for pieces in self._allowed]
+        self._allowed = words.allowed
         #: token -> output text, possibly marked; a token not there yet is
         #: computed by the lookup itself (see OutputTexts).
         self._texts = OutputTexts(self._add)
+        self._text = self._texts.__getitem__
         #: Outputs shorter than this hold at most MAX_PIECES pieces.
         self._short = float("inf") if self._exact else 2 * MAX_PIECES
 
@@ -149,22 +182,34 @@ class PlainLineEncoder:
         self._texts.clear()
         self._words.clear()
 
-    def encode(self, line: str) -> str | None:
-        """The output line, or None if ``line`` needs the general path."""
+    def lines(self, lines: list[str]) -> list[str | None]:
+        """:meth:`encode` of each line (the CLI's hot loop)."""
+        if len(self._texts) >= MAX_TOKENS:
+            self._start_over()  # a soft bound: a block adds a few thousand
+        return list(map(self.encode, lines))
+
+    def encode_one(self, line: str) -> str | None:
+        """:meth:`encode` for a caller that goes line by line."""
         if len(self._texts) >= MAX_TOKENS:
             self._start_over()
-        out = " ".join(map(self._texts.__getitem__, filter(None, line.split(" "))))
-        if len(out) < self._short and _MARKS.search(out) is None:
-            return out  # the usual line: no marks, too short to hold MAX_PIECES pieces
+        return self.encode(line)
+
+    def encode(self, line: str) -> str | None:
+        """The output line, or None if ``line`` needs the general path."""
+        out = " ".join(map(self._text, filter(None, line.split(" "))))
+        # The usual line: no marks (ids are ASCII, which str knows without
+        # a scan), too short to hold MAX_PIECES pieces.
+        if len(out) < self._short and (out.isascii() or _MARKS.search(out) is None):
+            return out
         return self._final(out)
 
     def _final(self, out: str) -> str | None:
         """A joined output line as it stands, unmarked, or None if it needs
-        the general path: it holds a rejected token, a weak token after more
+        the general path: it holds a rejected part, a weak part after more
         pieces than its mark allows, or (unigram) more than MAX_PIECES pieces.
 
-        The accumulated score where a token starts is at most ``_per_piece``
-        times the pieces before it: the spaces before its mark.
+        The accumulated score where a part starts is at most the bound per
+        piece times the pieces before it: the spaces before its mark.
         """
         marked = False
         for mark in _MARKS.finditer(out):
@@ -177,18 +222,14 @@ class PlainLineEncoder:
         return None if not self._exact and out.count(" ") >= self._max_pieces else out
 
     def _add(self, token: str) -> str:
-        """Cache and return a token's output, joined from its parts' (marked
-        if weak or rejected)."""
-        # Letters are seldom cut: running them whole spares the cut test.
-        if token.isalpha():
-            text, count, robustness, magnitude, edges = self._words.spaced(token)
+        """Cache and return a token's output, its parts' marked texts
+        joined; a token that is not plain is rejected."""
+        if SPACE_SYMBOL in token or not self._is_plain(token):
+            text = REJECTED
+        elif token.isalpha():  # letters are seldom cut: spare the cut test
+            text = self._words.spaced(token)[0]
         else:
-            text, count, robustness, magnitude, edges = self._words.word(SPACE_SYMBOL + token)
-        if edges or magnitude > self._per_piece * count:
-            text = chr(NEVER)
-        elif robustness <= self._needed[-1]:
-            # How many of the bounds (after allowed pieces) it meets.
-            text = chr(NEVER + bisect.bisect_left(self._needed, robustness)) + text
+            text = self._words.marked_text(SPACE_SYMBOL + token)
         self._texts[token] = text
         return text
 

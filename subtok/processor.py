@@ -26,7 +26,7 @@ from .models.unigram import words_reusable
 from .normalizer.charsmap import load_rules
 from .normalizer.normalizer import Normalizer
 from .output import ENDS, STARTS, OutputTexts, format_pairs, unknown_runs_stay_inside
-from .plain_lines import PlainLineEncoder, WordEntries
+from .plain_lines import PlainLineEncoder, WordEntries, unmarked
 from . import sampling as _sampling
 from .vocab import PieceType, byte_piece
 
@@ -121,6 +121,7 @@ class SentencePieceProcessor:
         self._word_edges: dict[bool, dict[str, int]] = {True: {}, False: {}}
         self._plain_lines = (spec.add_dummy_prefix and spec.remove_extra_whitespaces
                              and spec.escape_whitespaces and not data.treat_whitespace_as_suffix
+                             and self.normalizer.is_plain(" ")
                              and self.model.cuts_before_every_space)
         # Without byte fallback, unknown runs merge, also across words.
         self._merges_unknown = not vocab.byte_fallback
@@ -269,10 +270,26 @@ class SentencePieceProcessor:
         run crosses a word boundary, or where a unigram word may not be
         reused (see UnigramModel), take the general path.
         """
-        if self._plain_lines and "\u2581" not in text and self.normalizer.is_plain(text):
-            out = self._plain_encoder(ids).encode(text)
+        if self._plain_lines:
+            out = self._plain_encoder(ids).encode_one(text)
             if out is not None:
                 return out  # else the exact per-word checks below decide
+        return self._normalized_line(text, ids)
+
+    def encode_lines(self, lines: list[str], ids: bool) -> list[str]:
+        """:meth:`encode_line` of each line, the plain ones in one go."""
+        if not self._plain_lines:
+            return [self._normalized_line(line, ids) for line in lines]
+        out = self._plain_encoder(ids).lines(lines)
+        if None in out:
+            for number, found in enumerate(out):
+                if found is None:
+                    out[number] = self._normalized_line(lines[number], ids)
+        return out
+
+    def _normalized_line(self, text: str, ids: bool) -> str:
+        """:meth:`encode_line` past the plain path: words of the normalized
+        text, with the per-word checks."""
         normalized = self.normalizer.normalize(text)
         if not normalized:
             return ""
@@ -290,7 +307,7 @@ class SentencePieceProcessor:
                 and not words_reusable(list(map(_ROBUSTNESS, entries)),
                                        list(map(_MAGNITUDE, entries))):
             return self._general_line(text, ids)
-        return " ".join(map(_TEXT, entries))
+        return unmarked(" ".join(map(_TEXT, entries)))
 
     def _independent_words_line(self, text: str, words: list[str], ids: bool) -> str:
         """Words of a model whose words never interact (all but unigram):

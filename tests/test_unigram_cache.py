@@ -168,3 +168,27 @@ def test_caches_that_start_over_constantly_stay_exact(spm, monkeypatch, capacity
         for _ in range(2):
             for line in lines:
                 assert mine.encode_line(line, True) == " ".join(map(str, ref.encode(line))), line
+
+
+@needs_data
+@pytest.mark.parametrize("capacity", [1, 400_000])
+def test_block_path_decides_plainness_per_token(spm, monkeypatch, capacity):
+    """The CLI's block path decides once per distinct token whether
+    normalization can touch it: a line where one token needs a rule (full
+    width, a tab, a typed "▁", an invalid byte, a ligature, a control
+    character) must leave the plain path, also when that token or its
+    neighbours are already cached from plain lines."""
+    import subtok.plain_lines
+    from subtok.batch import LineEncoder
+    monkeypatch.setattr(subtok.plain_lines, "MAX_TOKENS", capacity)
+    path = str(MODELS_DIR / "maxtext_c4_unigram32k.model")
+    ref = spm.SentencePieceProcessor(model_file=path)
+    lines = ["the quick fox", "the \uff51uick fox", "the quick\tfox", "the \u2581quick fox",
+             "the quick fox", "\ufb01ne quick fox", "the qu\x07ick fox", "  the   quick  ",
+             "the quick fox\r", "the quick fox"]
+    block = "\n".join(lines).encode("utf-8") + b"\n\xff fox"
+    expected = [" ".join(map(str, ref.encode(line))) for line in lines]
+    expected.append(" ".join(map(str, ref.encode(b"\xff fox"))))
+    encoder = LineEncoder(SentencePieceProcessor(path), "id")
+    for _ in range(2):
+        assert encoder.block(block).decode("utf-8").split("\n")[:-1] == expected
