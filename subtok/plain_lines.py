@@ -90,6 +90,7 @@ class WordEntries:
         model = processor.model
         self._model = model
         self._safe_parts = model.safe_parts
+        self._unclean, self._letter_runs = model.letter_searches()
         self._parts: dict[str, Entry] = {}
         #: Parts that begin with "▁", keyed without it: a plain token's
         #: word is "▁" + token, so a word no cut splits shares the token
@@ -118,10 +119,22 @@ class WordEntries:
             return self._entry_of(self._model.encode_word(word, cache=False))
         return _join(entries)
 
-    def marked_text(self, word: str) -> str:
-        """The output text of ``word`` with its parts' marks: no numbers
-        to join, as each mark bounds the pieces before its own part."""
-        return " ".join([self._entry(part)[0] for part in self._safe_parts(word)])
+    def token_text(self, token: str) -> str:
+        """The output text of the word "▁" + ``token`` (a plain token),
+        with its parts' marks: no numbers to join, as each mark bounds the
+        pieces before its own part. The token is cut between its runs of
+        letters and of other characters where that is safe
+        (``Model.letter_parts``), else at every safe place."""
+        if self._unclean(token) is not None:
+            parts = self._safe_parts(SPACE_SYMBOL + token)
+            return " ".join([self._entry(part)[0] for part in parts])
+        runs = list(filter(None, self._letter_runs(token)))
+        text = self.spaced(runs[0])[0]
+        if len(runs) == 1:
+            return text
+        parts, compute = self._parts, self._compute
+        return " ".join([text] + [(parts.get(part) or compute(part, parts, part))[0]
+                                  for part in runs[1:]])
 
     def spaced(self, token: str) -> Entry:
         """The entry of the word "▁" + ``token``, which no cut splits."""
@@ -167,6 +180,8 @@ class PlainLineEncoder:
         self._words = words
         model = processor.model
         self._is_plain = processor.normalizer.is_plain
+        #: No match means plain (a match may still be, see is_plain).
+        self._screen = processor.normalizer.screen
         self._exact = model.exact_per_word
         self._max_pieces = MAX_PIECES
         self._allowed = words.allowed
@@ -224,12 +239,13 @@ class PlainLineEncoder:
     def _add(self, token: str) -> str:
         """Cache and return a token's output, its parts' marked texts
         joined; a token that is not plain is rejected."""
-        if SPACE_SYMBOL in token or not self._is_plain(token):
+        if SPACE_SYMBOL in token or (self._screen(token) is not None
+                                     and not self._is_plain(token)):
             text = REJECTED
         elif token.isalpha():  # letters are seldom cut: spare the cut test
             text = self._words.spaced(token)[0]
         else:
-            text = self._words.marked_text(SPACE_SYMBOL + token)
+            text = self._words.token_text(token)
         self._texts[token] = text
         return text
 

@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import MODELS_DIR, needs_data
+from conftest import (MODELS_DIR, corpus_paths, model_id, model_paths, needs_data,
+                      sample_lines)
 from subtok import SentencePieceProcessor
 from subtok.model_file import ModelData, build_proto
 from subtok.vocab import PieceType, byte_piece
@@ -166,3 +167,40 @@ def test_float32_rounding_in_long_sentences_is_respected(spm):
     mine.encode(alone)  # warm the cache with the standalone result
     assert mine.encode(long_line, out_type=str) == expected
     assert mine.encode_line(long_line, False) == " ".join(expected)
+
+
+def _spanned_cuts(model, word: str, parts: list[str]) -> list[str]:
+    """The bigrams some piece holds at the places ``parts`` cut ``word``."""
+    assert "".join(parts) == word
+    spanned, at = [], 0
+    for part in parts[:-1]:
+        at += len(part)
+        if word[at - 1:at + 1] in model._bigrams:
+            spanned.append(word[at - 1:at + 1])
+    return spanned
+
+
+@needs_data
+@pytest.mark.parametrize("path", model_paths(), ids=model_id)
+def test_letter_parts_cut_only_where_no_piece_spans(path):
+    """The plain path's C-level cut (letters / other runs) must only cut
+    where :meth:`safe_parts` may: no piece holds the two characters."""
+    model = SentencePieceProcessor(str(path)).model
+    for corpus in corpus_paths():
+        for line in sample_lines(corpus, 200):
+            for token in line.decode("utf-8", "replace").split():
+                parts = model.letter_parts(token)
+                if parts is not None:
+                    assert _spanned_cuts(model, token, parts) == [], token
+
+
+def test_letter_parts_leave_tokens_whose_neighbours_pieces_join_to_safe_parts():
+    """A piece "a," puts "," next to a letter: "ba," must not be cut
+    there, so letter_parts gives up and safe_parts finds the real cuts."""
+    model = SentencePieceProcessor(model_proto=make(META + [(S, -1.0, N), ("a", -2.0, N),
+                                                            ("b", -2.0, N), ("a,", -3.0, N),
+                                                            (",", -2.0, N), ("-", -2.0, N)]))
+    assert model.model.letter_parts("ba,") is None
+    assert model.model.letter_parts("b,") is None
+    assert model.model.letter_parts("b-a-") == ["b", "-", "a", "-"]
+    assert model.model.safe_parts(S + "ba,") == [S, "b", "a,"]  # no piece "▁b" or "ba"

@@ -23,6 +23,13 @@ from ..normalizer.normalizer import SPACE_SYMBOL
 from ..vocab import Vocabulary
 
 
+#: A letter, as ``re`` sees it: a word character that is no digit or "_".
+_LETTER = r"[^\W\d_]"
+
+def _never(text: str) -> None:
+    return None
+
+
 #: Words and parts a model keeps before its cache starts over.
 MAX_CACHED = 300_000
 
@@ -61,6 +68,8 @@ class Model:
         #: result (an unknown piece carries its own text instead).
         self.pairs = [(piece, index) for index, piece in enumerate(vocab.pieces)]
         self._cache: dict[str, WordEncoding] = {}
+        #: The two searches of :meth:`letter_parts`, once built.
+        self._letter_cuts: tuple | None = None
 
     @staticmethod
     def _make_splitter(pieces: dict[str, int], suffix: bool) -> re.Pattern:
@@ -136,6 +145,43 @@ class Model:
         parts.append(word[start:])
         return parts
 
+    def letter_parts(self, token: str) -> list[str] | None:
+        """``token`` cut into its runs of letters and of other characters,
+        or None if some character that is no letter may not be cut from a
+        letter: then only :meth:`safe_parts` can cut it.
+
+        A piece never puts a "clean" character (most punctuation, in most
+        vocabularies) next to a letter, so a cut between a run of letters
+        and a run of clean characters is safe; runs are never cut inside
+        (a part left whole is segmented exactly all the same, just reused
+        less). Two C-level calls where :meth:`safe_parts` loops over the
+        characters (hot callers call :meth:`letter_searches` themselves).
+        """
+        unclean, runs = self.letter_searches()
+        return None if unclean(token) is not None else list(filter(None, runs(token)))
+
+    def letter_searches(self):
+        """(search for an unclean character, split into runs) of
+        :meth:`letter_parts`; built on first use, not at load."""
+        if self._letter_cuts is None:
+            self._letter_cuts = self._letter_patterns()
+        return self._letter_cuts
+
+    def _letter_patterns(self):
+        letter = re.compile(_LETTER)
+        neighbours = set()  # characters that a piece puts next to a letter
+        for bigram in self._bigrams:
+            first, second = letter.match(bigram[0]), letter.match(bigram[1])
+            if first and not second:
+                neighbours.add(bigram[1])
+            elif second and not first:
+                neighbours.add(bigram[0])
+        if neighbours:
+            unclean = re.compile("[%s]" % re.escape("".join(sorted(neighbours)))).search
+        else:
+            unclean = _never
+        return unclean, re.compile("(%s+)" % _LETTER).split
+
     def combine(self, encodings: list[WordEncoding]) -> WordEncoding:
         """The encoding of a word from those of its independent parts."""
         pieces: tuple[tuple[str, int], ...] = ()
@@ -157,4 +203,5 @@ class Model:
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
         state["_cache"] = {}
+        state["_letter_cuts"] = None
         return state

@@ -83,6 +83,8 @@ class Normalizer:
         # "any astral character", and look closer only when one is found.
         bmp = [c for c in triggers if ord(c) < 0x10000]
         self._screen = re.compile("[%s\U00010000-\U0010ffff]" % _char_class(bmp))
+        #: Finds nothing in a text that is plain (see :meth:`is_plain`).
+        self.screen = self._screen.search
         self._prefix = self.space if add_dummy_prefix and not treat_whitespace_as_suffix else ""
         self._suffix = self.space if add_dummy_prefix and treat_whitespace_as_suffix else ""
 
