@@ -39,6 +39,7 @@ extra scan for marks and no per-token work.
 from __future__ import annotations
 
 import bisect
+import operator
 import re
 from typing import TYPE_CHECKING
 
@@ -69,6 +70,8 @@ _MARKS = re.compile("[\ud800-\udbff]")
 #: magnitude, unknown edges); see :class:`WordEntries`.
 Entry = tuple[str, int, float, float, int]
 
+_PIECE, _ID = operator.itemgetter(0), operator.itemgetter(1)
+
 #: Parts kept before their cache starts over.
 MAX_PARTS = 300_000
 
@@ -90,6 +93,7 @@ class WordEntries:
         model = processor.model
         self._model = model
         self._safe_parts = model.safe_parts
+        self._unk = processor.vocab.unk_index
         self._unclean, self._letter_runs = model.letter_searches()
         self._parts: dict[str, Entry] = {}
         #: Parts that begin with "▁", keyed without it: a plain token's
@@ -154,10 +158,16 @@ class WordEntries:
         return found
 
     def _entry_of(self, encoding: WordEncoding) -> Entry:
-        pairs = self.processor._post_process(encoding.pieces)
-        edges = self.processor._unknown_edges(pairs)
+        pieces = encoding.pieces
+        ids = list(map(_ID, pieces))
+        if self._unk not in ids:  # the usual part: nothing to post-process
+            text = " ".join(map(str, ids)) if self.ids else " ".join(map(_PIECE, pieces))
+            pairs, edges = pieces, 0
+        else:
+            pairs = self.processor._post_process(pieces)
+            edges = self.processor._unknown_edges(pairs)
+            text = format_pairs(pairs, self.ids)
         robustness, magnitude = encoding.robustness, encoding.magnitude
-        text = format_pairs(pairs, self.ids)
         if edges or magnitude > self.per_piece * len(pairs):
             text = REJECTED + text
         elif robustness <= self._needed[-1]:
@@ -214,6 +224,23 @@ class PlainLineEncoder:
         out = " ".join(map(self._text, filter(None, line.split(" "))))
         # The usual line: no marks (ids are ASCII, which str knows without
         # a scan), too short to hold MAX_PIECES pieces.
+        if len(out) < self._short and (out.isascii() or _MARKS.search(out) is None):
+            return out
+        return self._final(out)
+
+    def encode_normalized(self, normalized: str) -> str | None:
+        """The output of a line that normalization changed (a no-break
+        space, a full-width letter...), from its normalized text, or None.
+
+        Normalized, every line is "▁" + its tokens joined by "▁", and the
+        words are those tokens behind "▁": the same token texts apply. A
+        "▁" next to another (typed in the text) makes a word of its own,
+        which no token stands for: such a line gets None.
+        """
+        tokens = normalized.split(SPACE_SYMBOL)
+        if tokens[0] or "" in tokens[1:]:
+            return None
+        out = " ".join(map(self._text, tokens[1:]))
         if len(out) < self._short and (out.isascii() or _MARKS.search(out) is None):
             return out
         return self._final(out)

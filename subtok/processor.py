@@ -293,6 +293,10 @@ class SentencePieceProcessor:
         normalized = self.normalizer.normalize(text)
         if not normalized:
             return ""
+        if self._plain_lines and not self.normalizer.is_plain(text):
+            out = self._plain_encoder(ids).encode_normalized(normalized)
+            if out is not None:
+                return out
         words = self.model.split_words(normalized)
         if self.model.exact_per_word:
             return self._independent_words_line(text, words, ids)

@@ -172,20 +172,25 @@ def test_caches_that_start_over_constantly_stay_exact(spm, monkeypatch, capacity
 
 @needs_data
 @pytest.mark.parametrize("capacity", [1, 400_000])
-def test_block_path_decides_plainness_per_token(spm, monkeypatch, capacity):
+@pytest.mark.parametrize("name", ["maxtext_c4_unigram32k", "test_model"])
+def test_block_path_decides_plainness_per_token(spm, monkeypatch, capacity, name):
     """The CLI's block path decides once per distinct token whether
     normalization can touch it: a line where one token needs a rule (full
     width, a tab, a typed "▁", an invalid byte, a ligature, a control
     character) must leave the plain path, also when that token or its
-    neighbours are already cached from plain lines."""
+    neighbours are already cached from plain lines. Such a line is then
+    joined from the tokens of its normalized text, unless a typed "▁"
+    that normalization keeps (test_model's does) makes a word of its own."""
     import subtok.plain_lines
     from subtok.batch import LineEncoder
     monkeypatch.setattr(subtok.plain_lines, "MAX_TOKENS", capacity)
-    path = str(MODELS_DIR / "maxtext_c4_unigram32k.model")
+    path = str(MODELS_DIR / (name + ".model"))
     ref = spm.SentencePieceProcessor(model_file=path)
     lines = ["the quick fox", "the \uff51uick fox", "the quick\tfox", "the \u2581quick fox",
              "the quick fox", "\ufb01ne quick fox", "the qu\x07ick fox", "  the   quick  ",
-             "the quick fox\r", "the quick fox"]
+             "the quick fox\r", "the quick fox", "the\u00a0quick fox", "\u2581\u2581the fox",
+             "the \u2581", "the\u00a0\u00a0quick\u3000\u3000fox\u00a0", "\u2581 the", "the\u2581\u00a0fox",
+             "\uff41\u2581\u2581b", "\uff41 \u2581", "\uff41\u2581", "\u2581\uff41 b"]
     block = "\n".join(lines).encode("utf-8") + b"\n\xff fox"
     expected = [" ".join(map(str, ref.encode(line))) for line in lines]
     expected.append(" ".join(map(str, ref.encode(b"\xff fox"))))
