@@ -190,6 +190,9 @@ class PlainLineEncoder:
         self._words = words
         model = processor.model
         self._is_plain = processor.normalizer.is_plain
+        self._model = model
+        #: |score| per id, for :meth:`_magnitude_before` (built on first use).
+        self._id_magnitudes: list[float] | None = None
         #: No match means plain (a match may still be, see is_plain).
         self._screen = processor.normalizer.screen
         self._exact = model.exact_per_word
@@ -251,17 +254,35 @@ class PlainLineEncoder:
         pieces than its mark allows, or (unigram) more than MAX_PIECES pieces.
 
         The accumulated score where a part starts is at most the bound per
-        piece times the pieces before it: the spaces before its mark.
+        piece times the pieces before it: the spaces before its mark. Ids
+        tell more: the sum of their pieces' |score| bounds it closer, and a
+        weak part that the count rejects may still pass that test.
         """
         marked = False
         for mark in _MARKS.finditer(out):
             allowed = ord(mark.group()) - NEVER - 1
-            if allowed < 0 or out.count(" ", 0, mark.start()) > self._allowed[allowed]:
+            if allowed < 0:
+                return None
+            if out.count(" ", 0, mark.start()) > self._allowed[allowed] and (
+                    not self.ids or self._magnitude_before(out, mark.start())
+                    > self._words.per_piece * self._allowed[allowed]):
                 return None
             marked = True
         if marked:
             out = _MARKS.sub("", out)
         return None if not self._exact and out.count(" ") >= self._max_pieces else out
+
+    def _magnitude_before(self, out: str, end: int) -> float:
+        """The sum of |score| over the ids in ``out[:end]``: a bound on the
+        accumulated score there, infinite if an unknown or byte piece (whose
+        id does not tell what the model added) is among them."""
+        if self._id_magnitudes is None:
+            magnitudes = [float("inf")] * len(self.processor.vocab.pieces)
+            for piece_id, score in self._model.table.values():
+                magnitudes[piece_id] = abs(score)
+            self._id_magnitudes = magnitudes
+        ids = map(int, _MARKS.sub("", out[:end]).split())
+        return sum(map(self._id_magnitudes.__getitem__, ids))
 
     def _add(self, token: str) -> str:
         """Cache and return a token's output, its parts' marked texts

@@ -197,3 +197,22 @@ def test_block_path_decides_plainness_per_token(spm, monkeypatch, capacity, name
     encoder = LineEncoder(SentencePieceProcessor(path), "id")
     for _ in range(2):
         assert encoder.block(block).decode("utf-8").split("\n")[:-1] == expected
+
+
+@pytest.mark.parametrize("sign", [-1, 1])
+@pytest.mark.parametrize("byte_fallback", [False, True])
+def test_weak_word_after_unknown_pieces_counts_what_the_model_added(spm, sign, byte_fallback):
+    """Ids bound the accumulated score more tightly than a piece count,
+    except where an id hides what the model added: each unknown character
+    stood for unk_score (-70 here), whatever its id or its bytes' ids score.
+    After a token holding hundreds of them (accumulated score past 8192,
+    where float32 steps exceed the weak word's near tie of 2**-10), the
+    weak word must not be reused."""
+    model = make(META + [(S, -1.0, N), ("a", -2.5, N), ("b", -2.5, N), ("c", -60.0, N),
+                         ("ab", -4.0, N), (S + "ab", -5.0 + sign * 2.0 ** -10, N)],
+                 byte_fallback=byte_fallback)
+    ref = spm.SentencePieceProcessor(model_proto=model)
+    mine = SentencePieceProcessor(model_proto=model)
+    for unknowns in (1, 2, 50, 100, 150, 200, 300, 400, 800):
+        for line in ("c" + "\u00e9" * unknowns + "c ab", "c c" + "\u00e9" * unknowns + "c c ab ab"):
+            assert mine.encode_line(line, True) == " ".join(map(str, ref.encode(line))), unknowns
