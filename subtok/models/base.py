@@ -34,12 +34,14 @@ def _never(text: str) -> None:
 MAX_CACHED = 300_000
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class WordEncoding:
     """The segmentation of one word, as the model computed it alone.
 
     ``robustness`` and ``magnitude`` matter only for float-sensitive models
-    (unigram, see there); exact models leave them at +inf and 0.
+    (unigram, see there); exact models leave them at +inf and 0. Not
+    frozen: a frozen dataclass sets each field through a call, and one is
+    made for every new part.
     """
 
     pieces: tuple[tuple[str, int], ...]

@@ -202,7 +202,8 @@ class UnigramModel(Model):
         for i in range(n):
             acc = best[i]
             end = i + 1
-            entry = get(text[i])
+            piece = text[i]
+            entry = get(piece)
             if entry is None or entry[0] < 0:  # no piece of one character: unknown
                 value = acc + unk_score
                 if value > best[end]:
@@ -218,8 +219,9 @@ class UnigramModel(Model):
                         second[end] = value
                 if not entry[2] or end == n:
                     break
+                piece += text[end]  # cheaper than slicing text[i:end + 1]
                 end += 1
-                entry = get(text[i:end])
+                entry = get(piece)
         reach = max(map(abs, best)) + self.max_abs_score
         pieces = []
         gap = inf
