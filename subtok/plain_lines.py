@@ -132,13 +132,14 @@ class WordEntries:
         if self._unclean(token) is not None:
             parts = self._safe_parts(SPACE_SYMBOL + token)
             return " ".join([self._entry(part)[0] for part in parts])
-        runs = list(filter(None, self._letter_runs(token)))
-        text = self.spaced(runs[0])[0]
-        if len(runs) == 1:
+        first, *rest = filter(None, self._letter_runs(token))
+        compute, spaced = self._compute, self._spaced
+        text = (spaced.get(first) or compute(SPACE_SYMBOL + first, spaced, first))[0]
+        if not rest:
             return text
-        parts, compute = self._parts, self._compute
+        parts = self._parts
         return " ".join([text] + [(parts.get(part) or compute(part, parts, part))[0]
-                                  for part in runs[1:]])
+                                  for part in rest])
 
     def spaced(self, token: str) -> Entry:
         """The entry of the word "▁" + ``token``, which no cut splits."""
