@@ -22,6 +22,7 @@ from .decoder import Decoder
 from .errors import EncodeError, IdOutOfRange, SubtokError
 from .model_file import ModelData, load_model, parse_model, serialize_model
 from .models import MODELS
+from .models.base import WordEncoding
 from .models.unigram import words_reusable
 from .normalizer.charsmap import load_rules
 from .normalizer.normalizer import Normalizer
@@ -123,6 +124,7 @@ class SentencePieceProcessor:
                              and spec.escape_whitespaces and not data.treat_whitespace_as_suffix
                              and self.normalizer.is_plain(" ")
                              and self.model.cuts_before_every_space)
+        self._singles: frozenset[str] | None = None
         # Without byte fallback, unknown runs merge, also across words.
         self._merges_unknown = not vocab.byte_fallback
 
@@ -310,8 +312,34 @@ class SentencePieceProcessor:
         if min(map(_ROBUSTNESS, entries)) <= 1.01 * sum(map(_MAGNITUDE, entries)) + 1.0 \
                 and not words_reusable(list(map(_ROBUSTNESS, entries)),
                                        list(map(_MAGNITUDE, entries))):
-            return self._general_line(text, ids)
+            return self._context_line(text, words, entries, ids)
         return unmarked(" ".join(map(_TEXT, entries)))
+
+    def _context_line(self, text: str, words: list[str], entries: list, ids: bool) -> str:
+        """A unigram line where some word may not be reused where it
+        starts: the model recomputes such words in context
+        (``UnigramModel._encode_in_context``). The other words' pieces are
+        read back from their cached output when no character of the line
+        can become an unknown piece (every one is a piece by itself), so
+        their output is their pieces exactly; else the general path
+        segments every word again."""
+        model = self.model
+        if not self._single_chars().issuperset("".join(words)):
+            return self._general_line(text, ids)
+        results = []
+        for out, _, robustness, magnitude, _ in entries:
+            fields = unmarked(out).split()
+            piece_ids = map(int, fields) if ids else (model.table[f][0] for f in fields)
+            pieces = tuple(map(model.pairs.__getitem__, piece_ids))
+            results.append(WordEncoding(pieces, robustness, magnitude))
+        return format_pairs(self._post_process(model._encode_in_context(words, results)), ids)
+
+    def _single_chars(self) -> frozenset[str]:
+        """The characters that are pieces by themselves (unigram): only
+        the others become unknown pieces."""
+        if self._singles is None:
+            self._singles = frozenset(p for p in self.model.table if len(p) == 1)
+        return self._singles
 
     def _independent_words_line(self, text: str, words: list[str], ids: bool) -> str:
         """Words of a model whose words never interact (all but unigram):

@@ -66,10 +66,12 @@ def test_near_ties_at_large_accumulated_scores_match_sentencepiece(spm, offsets,
     tail = " ".join(words)
     mine.encode(tail)
     mine.encode_line(tail, True)  # both caches now hold the words computed alone
+    mine.encode_line(tail, False)
     line = "c " * filler + tail
     expected = ref.encode(line)
     assert mine.encode(line) == expected
     assert mine.encode_line(line, True) == " ".join(map(str, expected))
+    assert mine.encode_line(line, False) == " ".join(ref.encode(line, out_type=str))
 
 
 @pytest.mark.parametrize("scale", [16, 18, 20])
@@ -90,6 +92,7 @@ def test_near_tie_across_a_range_of_offsets_matches_sentencepiece(spm, scale, si
         expected = ref.encode(line)
         assert mine.encode(line) == expected, filler
         assert mine.encode_line(line, True) == " ".join(map(str, expected)), filler
+        assert mine.encode_line(line, False) == " ".join(ref.encode(line, out_type=str)), filler
 
 
 @pytest.mark.parametrize("sign", [-1, 1])
@@ -216,3 +219,4 @@ def test_weak_word_after_unknown_pieces_counts_what_the_model_added(spm, sign, b
     for unknowns in (1, 2, 50, 100, 150, 200, 300, 400, 800):
         for line in ("c" + "\u00e9" * unknowns + "c ab", "c c" + "\u00e9" * unknowns + "c c ab ab"):
             assert mine.encode_line(line, True) == " ".join(map(str, ref.encode(line))), unknowns
+            assert mine.encode_line(line, False) == " ".join(ref.encode(line, out_type=str))
