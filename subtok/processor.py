@@ -328,7 +328,7 @@ class SentencePieceProcessor:
             return self._general_line(text, ids)
         results = []
         for out, _, robustness, magnitude, _ in entries:
-            fields = unmarked(out).split()
+            fields = unmarked(out).split(" ")
             piece_ids = map(int, fields) if ids else (model.table[f][0] for f in fields)
             pieces = tuple(map(model.pairs.__getitem__, piece_ids))
             results.append(WordEncoding(pieces, robustness, magnitude))

@@ -220,3 +220,19 @@ def test_weak_word_after_unknown_pieces_counts_what_the_model_added(spm, sign, b
         for line in ("c" + "\u00e9" * unknowns + "c ab", "c c" + "\u00e9" * unknowns + "c c ab ab"):
             assert mine.encode_line(line, True) == " ".join(map(str, ref.encode(line))), unknowns
             assert mine.encode_line(line, False) == " ".join(ref.encode(line, out_type=str))
+
+
+@pytest.mark.parametrize("sign", [-1, 1])
+def test_context_lines_keep_whitespace_pieces(spm, sign):
+    """A line recomputed in context reads its other words' pieces back
+    from their output: a piece that is whitespace to ``str.split`` (a
+    carriage return, a vertical tab) must stay a piece."""
+    model = make(META + [(S, -1.0, N), ("a", -2.5, N), ("b", -2.5, N), ("c", -60.0, N),
+                         ("\r", -3.0, N), ("\x0b", -3.0, N), ("ab", -4.0, N),
+                         (S + "ab", -5.0 + sign * 2.0 ** -16, N)])
+    ref = spm.SentencePieceProcessor(model_proto=model)
+    mine = SentencePieceProcessor(model_proto=model)
+    for filler in (0, 8, 64, 512, 2048):
+        line = "c\r " * filler + "ab \x0bab\r"
+        assert mine.encode_line(line, True) == " ".join(map(str, ref.encode(line))), filler
+        assert mine.encode_line(line, False) == " ".join(ref.encode(line, out_type=str)), filler
