@@ -10,30 +10,35 @@ characters (rules start at trigger characters, and a space is never one
 where this path is used), so it is decided once per distinct token, when
 the token is cached: a token that is not plain is rejected (below).
 
-Two things can still make a line differ from the join of its tokens:
+Three things can still make a line differ from the join of its tokens:
 
-* A token that is not plain sends its line to the general path.
+* A token that is not plain sends its line on (a line that normalization
+  changes is then joined from the tokens of its normalized text, see
+  :meth:`PlainLineEncoder.encode_normalized`).
 * Without byte fallback, neighbouring unknown pieces merge, also across
-  words. Tokens whose output starts or ends with an unknown piece are
+  words. Parts whose output starts or ends with an unknown piece are
   *rejected*: a line holding one takes the general path.
 * Unigram sums scores in float32, so a word's segmentation may depend on
   the accumulated score ``A`` where it starts (see ``models/unigram.py``).
-  A cached word is exact while ``|A|`` stays below its *robustness*. The
-  accumulated score before a word is at most the largest NORMAL
+  A cached part is exact while ``|A|`` stays below its *robustness*. The
+  accumulated score before a part is at most the largest NORMAL
   ``|score|`` times the pieces before it, which the output text gives (its
-  spaces) — provided each token's own path respects that bound per piece;
-  tokens whose path does not (unknown pieces) are rejected. A *weak*
-  token, one not robust enough for the longest lines accepted (MAX_PIECES
+  spaces) — provided each part's own path respects that bound per piece;
+  parts whose path does not (unknown pieces) are rejected. A *weak* part,
+  one not robust enough for the longest lines accepted (MAX_PIECES
   pieces), carries a mark saying how many pieces may come before it in a
-  line for it to be reused.
+  line for it to be reused; ids output, where the count says no, gives a
+  closer bound: the sum of the |score| of the ids before it.
 
 Marks are characters that no plain line's output can hold: lone
 surrogates, which keep a line from being plain, while an output holds ids,
-byte pieces or substrings of the line. A rejected token's text is a mark
-alone, a weak token's is its mark then its real text. A joined output
-without marks is final as it stands; one with marks is checked and
-unmarked (:meth:`PlainLineEncoder._final`), so the usual line costs one
-extra scan for marks and no per-token work.
+byte pieces or substrings of the line. A mark starts the text of a part;
+a token's text is its parts' texts joined, marks and all, so each mark
+counts the pieces before its own part. A joined output without marks is
+final as it stands; one with marks is checked and unmarked
+(:meth:`PlainLineEncoder._final`), so the usual line costs one extra scan
+for marks (none for ids, which ``str`` knows to be ASCII) and no
+per-token work.
 """
 
 from __future__ import annotations

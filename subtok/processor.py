@@ -266,11 +266,13 @@ class SentencePieceProcessor:
 
         The fast path of the CLI. A plain line (no normalization rule
         applies, no "▁" typed in it) is a join of cached token outputs (see
-        plain_lines.py). Any other line, and a plain one the token cache
-        cannot vouch for, is normalized and split into words whose entries
-        are cached too, from the same part entries. Lines where an unknown
-        run crosses a word boundary, or where a unigram word may not be
-        reused (see UnigramModel), take the general path.
+        plain_lines.py); so is a line that normalization changes, from the
+        tokens of its normalized text. A line the token cache cannot vouch
+        for is split into words whose entries are cached too, from the same
+        part entries, and checked word by word. A line where a unigram word
+        may not be reused is recomputed in context from those words
+        (:meth:`_context_line`); one where an unknown run crosses a word
+        boundary takes the general path.
         """
         if self._plain_lines:
             out = self._plain_encoder(ids).encode_one(text)
