@@ -204,3 +204,21 @@ def test_letter_parts_leave_tokens_whose_neighbours_pieces_join_to_safe_parts():
     assert model.model.letter_parts("b,") is None
     assert model.model.letter_parts("b-a-") == ["b", "-", "a", "-"]
     assert model.model.safe_parts(S + "ba,") == [S, "b", "a,"]  # no piece "▁b" or "ba"
+
+
+@pytest.mark.parametrize("byte_fallback", [False, True])
+def test_word_model_tokens_are_never_cut_at_punctuation(spm, byte_fallback):
+    """A word model looks "▁a," up whole: the plain path's cut between
+    letters and punctuation must not apply to it (with byte fallback the
+    unknown word is its bytes, "▁" included)."""
+    model = make(META + [(S + "a", -1.0, N), (S + "ab", -2.0, N), (",", -2.0, N), ("1", -2.0, N),
+                         (S + "b", -2.0, N), (S + "a,", -3.0, N)], "word",
+                 byte_fallback=byte_fallback)
+    ref = spm.SentencePieceProcessor(model_proto=model)
+    mine = SentencePieceProcessor(model_proto=model)
+    lines = ["a, b", "ab1", "a,", "a,b", "b a, ab, ,a", "\uff41, b"]
+    for ids in (True, False):
+        expected = [" ".join(map(str, ref.encode(line, out_type=int if ids else str)))
+                    for line in lines]
+        assert mine.encode_lines(lines, ids) == expected
+        assert [mine.encode_line(line, ids) for line in lines] == expected

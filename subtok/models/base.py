@@ -41,7 +41,7 @@ class WordEncoding:
     ``robustness`` and ``magnitude`` matter only for float-sensitive models
     (unigram, see there); exact models leave them at +inf and 0. Not
     frozen: a frozen dataclass sets each field through a call, and one is
-    made for every new part.
+    made for every new part. (Not hashable either; nothing hashes it.)
     """
 
     pieces: tuple[tuple[str, int], ...]
@@ -164,7 +164,9 @@ class Model:
 
     def letter_searches(self):
         """(search for an unclean character, split into runs) of
-        :meth:`letter_parts`; built on first use, not at load."""
+        :meth:`letter_parts`; built on first use, not at load. A model
+        that cuts less than :meth:`safe_parts` does here (the word model
+        never cuts) overrides :meth:`_letter_patterns`."""
         if self._letter_cuts is None:
             self._letter_cuts = self._letter_patterns()
         return self._letter_cuts

@@ -15,6 +15,10 @@ from ..vocab import Vocabulary
 from .base import Model, WordEncoding
 
 
+#: Matches every text (the empty string at its start).
+_ANYWHERE = re.compile("").search
+
+
 class WordModel(Model):
     name = "word"
 
@@ -26,6 +30,11 @@ class WordModel(Model):
     def safe_parts(self, word: str) -> list[str]:
         """Words are looked up whole: never cut them."""
         return [word]
+
+    def _letter_patterns(self):
+        """Nor between letters and punctuation: every token counts as
+        unclean, so :meth:`safe_parts` (whole) decides."""
+        return _ANYWHERE, _ANYWHERE
 
     def encode_part(self, word: str) -> WordEncoding:
         return WordEncoding((self.pair(word),))
