@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import operator
+
+_PIECE, _ID = operator.itemgetter(0), operator.itemgetter(1)
+
 
 def format_pairs(pairs: list[tuple[str, int]], ids: bool) -> str:
     """Ids or pieces of ``(piece, id)`` pairs, joined by single spaces."""
     if ids:
-        return " ".join([str(i) for _, i in pairs])
-    return " ".join([p for p, _ in pairs])
+        return " ".join(map(str, map(_ID, pairs)))
+    return " ".join(map(_PIECE, pairs))
 
 
 #: Unknown-edge flags of a word: it starts / ends with an unknown piece

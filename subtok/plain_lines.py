@@ -44,7 +44,6 @@ per-token work.
 from __future__ import annotations
 
 import bisect
-import operator
 import re
 from typing import TYPE_CHECKING
 
@@ -75,8 +74,6 @@ _MARKS = re.compile("[\ud800-\udbff]")
 #: magnitude, unknown edges); see :class:`WordEntries`.
 Entry = tuple[str, int, float, float, int]
 
-_PIECE, _ID = operator.itemgetter(0), operator.itemgetter(1)
-
 #: Parts kept before their cache starts over.
 MAX_PARTS = 300_000
 
@@ -98,8 +95,7 @@ class WordEntries:
         model = processor.model
         self._model = model
         self._safe_parts = model.safe_parts
-        self._unk = processor.vocab.unk_index
-        self._unclean, self._letter_runs = model.letter_searches()
+        self._letter_parts = model.letter_parts
         self._parts: dict[str, Entry] = {}
         #: Parts that begin with "▁", keyed without it: a plain token's
         #: word is "▁" + token, so a word no cut splits shares the token
@@ -134,17 +130,11 @@ class WordEntries:
         pieces before its own part. The token is cut between its runs of
         letters and of other characters where that is safe
         (``Model.letter_parts``), else at every safe place."""
-        if self._unclean(token) is not None:
+        runs = self._letter_parts(token)
+        if runs is None:
             parts = self._safe_parts(SPACE_SYMBOL + token)
             return " ".join([self._entry(part)[0] for part in parts])
-        first, *rest = filter(None, self._letter_runs(token))
-        compute, spaced = self._compute, self._spaced
-        text = (spaced.get(first) or compute(SPACE_SYMBOL + first, spaced, first))[0]
-        if not rest:
-            return text
-        parts = self._parts
-        return " ".join([text] + [(parts.get(part) or compute(part, parts, part))[0]
-                                  for part in rest])
+        return " ".join([self.spaced(runs[0])[0]] + [self._entry(run)[0] for run in runs[1:]])
 
     def spaced(self, token: str) -> Entry:
         """The entry of the word "▁" + ``token``, which no cut splits."""
@@ -152,8 +142,7 @@ class WordEntries:
 
     def _entry(self, part: str) -> Entry:
         if part[0] == SPACE_SYMBOL:
-            key = part[1:]
-            return self._spaced.get(key) or self._compute(part, self._spaced, key)
+            return self.spaced(part[1:])
         return self._parts.get(part) or self._compute(part, self._parts, part)
 
     def _compute(self, part: str, cache: dict[str, Entry], key: str) -> Entry:
@@ -164,15 +153,9 @@ class WordEntries:
         return found
 
     def _entry_of(self, encoding: WordEncoding) -> Entry:
-        pieces = encoding.pieces
-        ids = list(map(_ID, pieces))
-        if self._unk not in ids:  # the usual part: nothing to post-process
-            text = " ".join(map(str, ids)) if self.ids else " ".join(map(_PIECE, pieces))
-            pairs, edges = pieces, 0
-        else:
-            pairs = self.processor._post_process(pieces)
-            edges = self.processor._unknown_edges(pairs)
-            text = format_pairs(pairs, self.ids)
+        pairs = self.processor._post_process(encoding.pieces)
+        edges = self.processor._unknown_edges(pairs)
+        text = format_pairs(pairs, self.ids)
         robustness, magnitude = encoding.robustness, encoding.magnitude
         if edges or magnitude > self.per_piece * len(pairs):
             text = REJECTED + text
@@ -212,30 +195,29 @@ class PlainLineEncoder:
         self._short = float("inf") if self._exact else 2 * MAX_PIECES
 
     def _start_over(self) -> None:
-        """Empty the caches (between lines only, so no line loses a token)."""
+        """Empty the caches."""
         self._texts.clear()
         self._words.clear()
 
+    def _keep_bounded(self) -> None:
+        """Start over once MAX_TOKENS are cached (between lines only, so no
+        line loses a token; a block of lines adds a few thousand)."""
+        if len(self._texts) >= MAX_TOKENS:
+            self._start_over()
+
     def lines(self, lines: list[str]) -> list[str | None]:
         """:meth:`encode` of each line (the CLI's hot loop)."""
-        if len(self._texts) >= MAX_TOKENS:
-            self._start_over()  # a soft bound: a block adds a few thousand
+        self._keep_bounded()
         return list(map(self.encode, lines))
 
     def encode_one(self, line: str) -> str | None:
         """:meth:`encode` for a caller that goes line by line."""
-        if len(self._texts) >= MAX_TOKENS:
-            self._start_over()
+        self._keep_bounded()
         return self.encode(line)
 
     def encode(self, line: str) -> str | None:
         """The output line, or None if ``line`` needs the general path."""
-        out = " ".join(map(self._text, filter(None, line.split(" "))))
-        # The usual line: no marks (ids are ASCII, which str knows without
-        # a scan), too short to hold MAX_PIECES pieces.
-        if len(out) < self._short and (out.isascii() or _MARKS.search(out) is None):
-            return out
-        return self._final(out)
+        return self._final(" ".join(map(self._text, filter(None, line.split(" ")))))
 
     def encode_normalized(self, normalized: str) -> str | None:
         """The output of a line that normalization changed (a no-break
@@ -249,10 +231,7 @@ class PlainLineEncoder:
         tokens = normalized.split(SPACE_SYMBOL)
         if tokens[0] or "" in tokens[1:]:
             return None
-        out = " ".join(map(self._text, tokens[1:]))
-        if len(out) < self._short and (out.isascii() or _MARKS.search(out) is None):
-            return out
-        return self._final(out)
+        return self._final(" ".join(map(self._text, tokens[1:])))
 
     def _final(self, out: str) -> str | None:
         """A joined output line as it stands, unmarked, or None if it needs
@@ -264,6 +243,10 @@ class PlainLineEncoder:
         tell more: the sum of their pieces' |score| bounds it closer, and a
         weak part that the count rejects may still pass that test.
         """
+        # The usual line: no marks (ids are ASCII, which str knows without
+        # a scan), too short to hold MAX_PIECES pieces.
+        if len(out) < self._short and (out.isascii() or _MARKS.search(out) is None):
+            return out
         marked = False
         for mark in _MARKS.finditer(out):
             allowed = ord(mark.group()) - NEVER - 1

@@ -124,7 +124,6 @@ class SentencePieceProcessor:
                              and spec.escape_whitespaces and not data.treat_whitespace_as_suffix
                              and self.normalizer.is_plain(" ")
                              and self.model.cuts_before_every_space)
-        self._singles: frozenset[str] | None = None
         # Without byte fallback, unknown runs merge, also across words.
         self._merges_unknown = not vocab.byte_fallback
 
@@ -326,7 +325,7 @@ class SentencePieceProcessor:
         their output is their pieces exactly; else the general path
         segments every word again."""
         model = self.model
-        if not self._single_chars().issuperset("".join(words)):
+        if not model.single_chars().issuperset("".join(words)):
             return self._general_line(text, ids)
         results = []
         for out, _, robustness, magnitude, _ in entries:
@@ -335,13 +334,6 @@ class SentencePieceProcessor:
             pieces = tuple(map(model.pairs.__getitem__, piece_ids))
             results.append(WordEncoding(pieces, robustness, magnitude))
         return format_pairs(self._post_process(model._encode_in_context(words, results)), ids)
-
-    def _single_chars(self) -> frozenset[str]:
-        """The characters that are pieces by themselves (unigram): only
-        the others become unknown pieces."""
-        if self._singles is None:
-            self._singles = frozenset(p for p in self.model.table if len(p) == 1)
-        return self._singles
 
     def _independent_words_line(self, text: str, words: list[str], ids: bool) -> str:
         """Words of a model whose words never interact (all but unigram):

@@ -9,6 +9,8 @@ longest paragraphs of gutenberg_en and runs of tie-prone characters.
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -241,8 +243,11 @@ def test_context_lines_keep_whitespace_pieces(spm, sign):
 def _joined_corpus_line(count: int, start: int) -> str:
     """``count`` corpus lines, taken in turn from each shared corpus from
     line ``start`` on, joined by spaces: one very long mixed line."""
-    corpora = [path.read_bytes().decode("utf-8", "replace").split("\n")
-               for path in corpus_paths()]
+    corpora = []
+    for path in corpus_paths():  # only the lines the join can reach are read
+        with open(path, "rb") as handle:
+            head = list(itertools.islice(handle, start + count))
+        corpora.append([line.rstrip(b"\n").decode("utf-8", "replace") for line in head])
     parts = [corpora[k % len(corpora)][(start + k) % len(corpora[k % len(corpora)])].strip()
              for k in range(count)]
     return " ".join(part for part in parts if part)

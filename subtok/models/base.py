@@ -26,6 +26,7 @@ from ..vocab import Vocabulary
 #: A letter, as ``re`` sees it: a word character that is no digit or "_".
 _LETTER = r"[^\W\d_]"
 
+
 def _never(text: str) -> None:
     return None
 
@@ -157,21 +158,17 @@ class Model:
         and a run of clean characters is safe; runs are never cut inside
         (a part left whole is segmented exactly all the same, just reused
         less). Two C-level calls where :meth:`safe_parts` loops over the
-        characters (hot callers call :meth:`letter_searches` themselves).
+        characters; the patterns are built on first use, not at load.
         """
-        unclean, runs = self.letter_searches()
-        return None if unclean(token) is not None else list(filter(None, runs(token)))
-
-    def letter_searches(self):
-        """(search for an unclean character, split into runs) of
-        :meth:`letter_parts`; built on first use, not at load. A model
-        that cuts less than :meth:`safe_parts` does here (the word model
-        never cuts) overrides :meth:`_letter_patterns`."""
         if self._letter_cuts is None:
             self._letter_cuts = self._letter_patterns()
-        return self._letter_cuts
+        unclean, runs = self._letter_cuts
+        return None if unclean(token) is not None else list(filter(None, runs(token)))
 
     def _letter_patterns(self):
+        """(search for an unclean character, split into runs); a model that
+        cuts less than :meth:`safe_parts` does here (the word model never
+        cuts) overrides it."""
         letter = re.compile(_LETTER)
         neighbours = set()  # characters that a piece puts next to a letter
         for bigram in self._bigrams:

@@ -88,6 +88,7 @@ class UnigramModel(Model):
         #: bounds the accumulated score of a segmentation without unknowns.
         self.max_normal_score = max(map(abs, normal_scores), default=0.0)
         self._lookup: dict[str, tuple[int, float, bool]] | None = None
+        self._single_chars: frozenset[str] | None = None
 
     @property
     def lookup(self) -> dict[str, tuple[int, float, bool]]:
@@ -95,6 +96,13 @@ class UnigramModel(Model):
         if self._lookup is None:
             self._lookup = piece_lookup(self.table)
         return self._lookup
+
+    def single_chars(self) -> frozenset[str]:
+        """The characters that are pieces by themselves: only the others
+        become unknown pieces. Built on first use."""
+        if self._single_chars is None:
+            self._single_chars = frozenset(p for p in self.table if len(p) == 1)
+        return self._single_chars
 
     # -- lattice --------------------------------------------------------
     def nodes_at(self, text: str, pos: int) -> list[tuple[int, int, float]]:

@@ -82,9 +82,8 @@ class Normalizer:
         # with astral ones range by range: screen with the BMP triggers plus
         # "any astral character", and look closer only when one is found.
         bmp = [c for c in triggers if ord(c) < 0x10000]
-        self._screen = re.compile("[%s\U00010000-\U0010ffff]" % _char_class(bmp))
         #: Finds nothing in a text that is plain (see :meth:`is_plain`).
-        self.screen = self._screen.search
+        self.screen = re.compile("[%s\U00010000-\U0010ffff]" % _char_class(bmp)).search
         self._prefix = self.space if add_dummy_prefix and not treat_whitespace_as_suffix else ""
         self._suffix = self.space if add_dummy_prefix and treat_whitespace_as_suffix else ""
 
@@ -145,7 +144,7 @@ class Normalizer:
 
     def _next_trigger(self, text: str, start: int) -> int:
         """Index of the first trigger character at or after ``start``, or -1."""
-        screen = self._screen.search
+        screen = self.screen
         triggers = self._trigger_chars
         while True:
             found = screen(text, start)
