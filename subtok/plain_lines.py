@@ -96,6 +96,7 @@ class WordEntries:
         self._model = model
         self._safe_parts = model.safe_parts
         self._letter_parts = model.letter_parts
+        self._part_output = model.part_output
         self._parts: dict[str, Entry] = {}
         #: Parts that begin with "▁", keyed without it: a plain token's
         #: word is "▁" + token, so a word no cut splits shares the token
@@ -134,7 +135,10 @@ class WordEntries:
         if runs is None:
             parts = self._safe_parts(SPACE_SYMBOL + token)
             return " ".join([self._entry(part)[0] for part in parts])
-        return " ".join([self.spaced(runs[0])[0]] + [self._entry(run)[0] for run in runs[1:]])
+        first = self.spaced(runs[0])[0]
+        if len(runs) == 2:  # the usual case: "said,"
+            return first + " " + self._entry(runs[1])[0]
+        return " ".join([first] + [self._entry(run)[0] for run in runs[1:]])
 
     def spaced(self, token: str) -> Entry:
         """The entry of the word "▁" + ``token``, which no cut splits."""
@@ -149,20 +153,27 @@ class WordEntries:
         """Compute a part's entry and cache it under ``key``."""
         if len(self._parts) + len(self._spaced) >= MAX_PARTS:
             self.clear()
-        found = cache[key] = self._entry_of(self._model.encode_part(part))
+        output = self._part_output(part, self.ids)
+        if output is None:
+            found = cache[key] = self._entry_of(self._model.encode_part(part))
+        else:
+            found = cache[key] = self._marked(*output, 0)
         return found
 
     def _entry_of(self, encoding: WordEncoding) -> Entry:
         pairs = self.processor._post_process(encoding.pieces)
-        edges = self.processor._unknown_edges(pairs)
-        text = format_pairs(pairs, self.ids)
-        robustness, magnitude = encoding.robustness, encoding.magnitude
-        if edges or magnitude > self.per_piece * len(pairs):
+        return self._marked(format_pairs(pairs, self.ids), len(pairs), encoding.robustness,
+                            encoding.magnitude, self.processor._unknown_edges(pairs))
+
+    def _marked(self, text: str, count: int, robustness: float, magnitude: float,
+                edges: int) -> Entry:
+        """The entry, its text behind the mark it needs (if any)."""
+        if edges or magnitude > self.per_piece * count:
             text = REJECTED + text
         elif robustness <= self._needed[-1]:
             # How many of the bounds (after allowed pieces) it meets.
             text = chr(NEVER + bisect.bisect_left(self._needed, robustness)) + text
-        return text, len(pairs), robustness, magnitude, edges
+        return text, count, robustness, magnitude, edges
 
 
 def unmarked(text: str) -> str:
@@ -184,6 +195,7 @@ class PlainLineEncoder:
         self._id_magnitudes: list[float] | None = None
         #: No match means plain (a match may still be, see is_plain).
         self._screen = processor.normalizer.screen
+        self._printable_plain = processor.normalizer.printable_ascii_plain
         self._exact = model.exact_per_word
         self._max_pieces = MAX_PIECES
         self._allowed = words.allowed
@@ -276,8 +288,9 @@ class PlainLineEncoder:
     def _add(self, token: str) -> str:
         """Cache and return a token's output, its parts' marked texts
         joined; a token that is not plain is rejected."""
-        if SPACE_SYMBOL in token or (self._screen(token) is not None
-                                     and not self._is_plain(token)):
+        if not (self._printable_plain and token.isascii() and token.isprintable()) and (
+                SPACE_SYMBOL in token or (self._screen(token) is not None
+                                          and not self._is_plain(token))):
             text = REJECTED
         elif token.isalpha():  # letters are seldom cut: spare the cut test
             text = self._words.spaced(token)[0]

@@ -206,6 +206,18 @@ def test_letter_parts_leave_tokens_whose_neighbours_pieces_join_to_safe_parts():
     assert model.model.safe_parts(S + "ba,") == [S, "b", "a,"]  # no piece "▁b" or "ba"
 
 
+def test_letter_parts_strip_common_punctuation_like_the_runs_split():
+    """Words between common punctuation are cut by string methods, the
+    rest by the regex split into runs: both give the same runs."""
+    model = SentencePieceProcessor(model_proto=make(META + [(S, -1.0, N), ("a", -2.0, N),
+                                                            ("b", -2.0, N), (",", -2.0, N)])).model
+    _, runs, common = model._letter_cuts or model._letter_patterns()
+    for token in ["ab", "ab,", "\u201cab", "\u201cab!\u201d", "(ab).", "12ab", "a-b", "a,b,", ",,", "éa."]:
+        assert model.letter_parts(token) == list(filter(None, runs(token))), token
+    assert model.letter_parts("\u201cab!\u201d") == ["\u201c", "ab", "!\u201d"]
+    assert common  # the string-method path was taken
+
+
 @pytest.mark.parametrize("byte_fallback", [False, True])
 def test_word_model_tokens_are_never_cut_at_punctuation(spm, byte_fallback):
     """A word model looks "▁a," up whole: the plain path's cut between

@@ -17,6 +17,7 @@ an inner "▁" (llama2's "▁▁" runs, say) are computed at load time and exemp
 from __future__ import annotations
 
 import re
+import string
 from dataclasses import dataclass
 
 from ..normalizer.normalizer import SPACE_SYMBOL
@@ -25,6 +26,11 @@ from ..vocab import Vocabulary
 
 #: A letter, as ``re`` sees it: a word character that is no digit or "_".
 _LETTER = r"[^\W\d_]"
+
+
+#: Characters tried first around a word (see Model.letter_parts), where
+#: clean: ASCII punctuation and digits, and common quotes and dashes.
+_COMMON_PUNCTUATION = string.punctuation + string.digits + "\u201c\u201d\u2018\u2019\u2014\u2013\u2026\u00ab\u00bb"
 
 
 def _never(text: str) -> None:
@@ -71,7 +77,7 @@ class Model:
         #: result (an unknown piece carries its own text instead).
         self.pairs = [(piece, index) for index, piece in enumerate(vocab.pieces)]
         self._cache: dict[str, WordEncoding] = {}
-        #: The two searches of :meth:`letter_parts`, once built.
+        #: The tables of :meth:`letter_parts`, once built.
         self._letter_cuts: tuple | None = None
 
     @staticmethod
@@ -157,18 +163,27 @@ class Model:
         vocabularies) next to a letter, so a cut between a run of letters
         and a run of clean characters is safe; runs are never cut inside
         (a part left whole is segmented exactly all the same, just reused
-        less). Two C-level calls where :meth:`safe_parts` loops over the
-        characters; the patterns are built on first use, not at load.
+        less). The usual token, a word between common punctuation
+        ("said,", "“Yes!”"), takes string methods; the others two regex
+        calls. The tables are built on first use, not at load.
         """
         if self._letter_cuts is None:
             self._letter_cuts = self._letter_patterns()
-        unclean, runs = self._letter_cuts
+        unclean, runs, common = self._letter_cuts
+        # Letters only once stripped, so the ends stripped are all there is.
+        body = token.rstrip(common)
+        if body.isalpha():  # "said,"
+            return [body, token[len(body):]] if len(body) < len(token) else [token]
+        inner = body.lstrip(common)
+        if inner.isalpha():  # "“Yes!”"
+            parts = [body[:len(body) - len(inner)], inner]
+            return parts + [token[len(body):]] if len(body) < len(token) else parts
         return None if unclean(token) is not None else list(filter(None, runs(token)))
 
     def _letter_patterns(self):
-        """(search for an unclean character, split into runs); a model that
-        cuts less than :meth:`safe_parts` does here (the word model never
-        cuts) overrides it."""
+        """(search for an unclean character, split into runs, common clean
+        characters); a model that cuts less than :meth:`safe_parts` does
+        here (the word model never cuts) overrides it."""
         letter = re.compile(_LETTER)
         neighbours = set()  # characters that a piece puts next to a letter
         for bigram in self._bigrams:
@@ -181,7 +196,10 @@ class Model:
             unclean = re.compile("[%s]" % re.escape("".join(sorted(neighbours)))).search
         else:
             unclean = _never
-        return unclean, re.compile("(%s+)" % _LETTER).split
+        # Few characters: str.strip tests each one against all of them.
+        common = "".join(c for c in _COMMON_PUNCTUATION
+                         if c not in neighbours and not letter.match(c))
+        return unclean, re.compile("(%s+)" % _LETTER).split, common
 
     def combine(self, encodings: list[WordEncoding]) -> WordEncoding:
         """The encoding of a word from those of its independent parts."""
@@ -200,6 +218,11 @@ class Model:
     def encode_part(self, part: str) -> WordEncoding:
         """Segment a word, or a part of one that no cut splits (uncached)."""
         raise NotImplementedError
+
+    def part_output(self, part: str, ids: bool) -> tuple[str, int, float, float] | None:
+        """A shortcut to a part's CLI output (see ``UnigramModel``); None
+        sends the caller the long way, through :meth:`encode_part`."""
+        return None
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()

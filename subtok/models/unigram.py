@@ -89,6 +89,7 @@ class UnigramModel(Model):
         self.max_normal_score = max(map(abs, normal_scores), default=0.0)
         self._lookup: dict[str, tuple[int, float, bool]] | None = None
         self._single_chars: frozenset[str] | None = None
+        self._id_strings: list[str] | None = None
 
     @property
     def lookup(self) -> dict[str, tuple[int, float, bool]]:
@@ -195,6 +196,62 @@ class UnigramModel(Model):
         cached result is reused only where its gaps exceed the float32
         error of the real computation at the real offset (see
         :meth:`encode_part`). Ties (gap 0) are never reused.
+        """
+        best, second, back = self._forward(text)
+        unk_id = self.vocab.unk_index
+        pieces = []
+        gap = float("inf")
+        magnitude = 0.0
+        pairs = self.pairs  # shared tuples keep the caches small
+        end = len(text)
+        while end:
+            if best[end] - second[end] < gap:
+                gap = best[end] - second[end]
+            begin, piece_id, score = back[end]
+            pieces.append((text[begin:end], unk_id) if piece_id == unk_id else pairs[piece_id])
+            magnitude += abs(score)
+            end = begin
+        pieces.reverse()
+        return tuple(pieces), gap, self._reach(best), magnitude
+
+    def part_output(self, text: str, ids: bool) -> tuple[str, int, float, float] | None:
+        """What :meth:`encode_part` gives, straight as CLI output: (ids or
+        pieces joined by spaces, piece count, robustness, magnitude); None
+        if the path holds an unknown piece, which post-processing (byte
+        fallback, merging) must see. The CLI's cold path: one backtrack,
+        no pairs, no :class:`WordEncoding`."""
+        best, second, back = self._forward(text)
+        names = self._id_texts() if ids else self.vocab.pieces
+        unk_id = self.vocab.unk_index
+        out = []
+        gap = float("inf")
+        magnitude = 0.0
+        end = len(text)
+        while end:
+            if best[end] - second[end] < gap:
+                gap = best[end] - second[end]
+            end, piece_id, score = back[end]
+            if piece_id == unk_id:
+                return None
+            out.append(names[piece_id])
+            magnitude += abs(score)
+        out.reverse()
+        robustness = gap / (4 * _UNIT_ROUNDOFF * (len(text) + 1)) - self._reach(best)
+        return " ".join(out), len(out), robustness, magnitude
+
+    def _id_texts(self) -> list[str]:
+        """Every id as text, for :meth:`part_output` (built on first use)."""
+        if self._id_strings is None:
+            self._id_strings = list(map(str, range(len(self.vocab.pieces))))
+        return self._id_strings
+
+    def _reach(self, best: list[float]) -> float:
+        """The largest ``|acc|`` any node can reach (see :meth:`encode_part`)."""
+        return max(map(abs, best)) + self.max_abs_score
+
+    def _forward(self, text: str) -> tuple[list[float], list[float], list]:
+        """The lattice from score 0, in doubles: for each end position the
+        best and second best sums and the best node, (begin, id, score).
 
         Pieces are pushed forward: position ``i`` is final once every
         position before it has been expanded, and only the best and the
@@ -206,7 +263,7 @@ class UnigramModel(Model):
         inf = float("inf")
         best = [0.0] + [-inf] * n
         second = [-inf] * (n + 1)
-        back: list = [None] * (n + 1)  # (begin, id, score) of the best node ending here
+        back: list = [None] * (n + 1)
         for i in range(n):
             acc = best[i]
             end = i + 1
@@ -230,21 +287,7 @@ class UnigramModel(Model):
                 piece += text[end]  # cheaper than slicing text[i:end + 1]
                 end += 1
                 entry = get(piece)
-        reach = max(map(abs, best)) + self.max_abs_score
-        pieces = []
-        gap = inf
-        magnitude = 0.0
-        pairs = self.pairs  # shared tuples keep the caches small
-        end = n
-        while end:
-            if best[end] - second[end] < gap:
-                gap = best[end] - second[end]
-            begin, piece_id, score = back[end]
-            pieces.append((text[begin:end], unk_id) if piece_id == unk_id else pairs[piece_id])
-            magnitude += abs(score)
-            end = begin
-        pieces.reverse()
-        return tuple(pieces), gap, reach, magnitude
+        return best, second, back
 
     def combine(self, encodings: list[WordEncoding]) -> WordEncoding:
         """Join independent parts: a later part starts from the earlier

@@ -34,7 +34,7 @@ class WordModel(Model):
     def _letter_patterns(self):
         """Nor between letters and punctuation: every token counts as
         unclean, so :meth:`safe_parts` (whole) decides."""
-        return _ANYWHERE, _ANYWHERE
+        return _ANYWHERE, _ANYWHERE, ""
 
     def encode_part(self, word: str) -> WordEncoding:
         return WordEncoding((self.pair(word),))

@@ -84,6 +84,10 @@ class Normalizer:
         bmp = [c for c in triggers if ord(c) < 0x10000]
         #: Finds nothing in a text that is plain (see :meth:`is_plain`).
         self.screen = re.compile("[%s\U00010000-\U0010ffff]" % _char_class(bmp)).search
+        #: True if no printable ASCII character is a trigger (the usual
+        #: case: rules touch ASCII control characters only), so that
+        #: ``text.isascii() and text.isprintable()`` proves ``text`` plain.
+        self.printable_ascii_plain = not any(chr(c) in triggers for c in range(0x20, 0x7F))
         self._prefix = self.space if add_dummy_prefix and not treat_whitespace_as_suffix else ""
         self._suffix = self.space if add_dummy_prefix and treat_whitespace_as_suffix else ""
 
