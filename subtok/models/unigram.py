@@ -90,6 +90,8 @@ class UnigramModel(Model):
         self._lookup: dict[str, tuple[int, float, bool]] | None = None
         self._single_chars: frozenset[str] | None = None
         self._id_strings: list[str] | None = None
+        #: The lattice entry of an unknown character (see :meth:`_forward`).
+        self._unknown_entry = (vocab.unk_index, self.unk_score, False)
 
     @property
     def lookup(self) -> dict[str, tuple[int, float, bool]]:
@@ -197,7 +199,7 @@ class UnigramModel(Model):
         error of the real computation at the real offset (see
         :meth:`encode_part`). Ties (gap 0) are never reused.
         """
-        best, second, back = self._forward(text)
+        best, second, back, begins = self._forward(text)
         unk_id = self.vocab.unk_index
         pieces = []
         gap = float("inf")
@@ -207,7 +209,8 @@ class UnigramModel(Model):
         while end:
             if best[end] - second[end] < gap:
                 gap = best[end] - second[end]
-            begin, piece_id, score = back[end]
+            piece_id, score, _ = back[end]
+            begin = begins[end]
             pieces.append((text[begin:end], unk_id) if piece_id == unk_id else pairs[piece_id])
             magnitude += abs(score)
             end = begin
@@ -220,7 +223,7 @@ class UnigramModel(Model):
         if the path holds an unknown piece, which post-processing (byte
         fallback, merging) must see. The CLI's cold path: one backtrack,
         no pairs, no :class:`WordEncoding`."""
-        best, second, back = self._forward(text)
+        best, second, back, begins = self._forward(text)
         names = self._id_texts() if ids else self.vocab.pieces
         unk_id = self.vocab.unk_index
         out = []
@@ -230,7 +233,8 @@ class UnigramModel(Model):
         while end:
             if best[end] - second[end] < gap:
                 gap = best[end] - second[end]
-            end, piece_id, score = back[end]
+            piece_id, score, _ = back[end]
+            end = begins[end]
             if piece_id == unk_id:
                 return None
             out.append(names[piece_id])
@@ -249,9 +253,11 @@ class UnigramModel(Model):
         """The largest ``|acc|`` any node can reach (see :meth:`encode_part`)."""
         return max(map(abs, best)) + self.max_abs_score
 
-    def _forward(self, text: str) -> tuple[list[float], list[float], list]:
+    def _forward(self, text: str) -> tuple[list[float], list[float], list, list[int]]:
         """The lattice from score 0, in doubles: for each end position the
-        best and second best sums and the best node, (begin, id, score).
+        best and second best sums, the best node's lookup entry (id, score,
+        longer) and where that node begins. (Entries and begins apart: no
+        tuple is built per improvement.)
 
         Pieces are pushed forward: position ``i`` is final once every
         position before it has been expanded, and only the best and the
@@ -259,10 +265,11 @@ class UnigramModel(Model):
         """
         n = len(text)
         get = self.lookup.get
-        unk_id, unk_score = self.vocab.unk_index, self.unk_score
+        unknown = self._unknown_entry
         inf = float("inf")
         best = [0.0] + [-inf] * n
         second = [-inf] * (n + 1)
+        begins = [0] * (n + 1)
         back: list = [None] * (n + 1)
         for i in range(n):
             acc = best[i]
@@ -270,24 +277,27 @@ class UnigramModel(Model):
             piece = text[i]
             entry = get(piece)
             if entry is None or entry[0] < 0:  # no piece of one character: unknown
-                value = acc + unk_score
+                value = acc + unknown[1]
                 if value > best[end]:
-                    second[end], best[end], back[end] = best[end], value, (i, unk_id, unk_score)
+                    second[end], best[end], back[end] = best[end], value, unknown
+                    begins[end] = i
                 elif value > second[end]:
                     second[end] = value
             while entry is not None:
-                if entry[0] >= 0:
-                    value = acc + entry[1]
+                piece_id, score, longer = entry
+                if piece_id >= 0:
+                    value = acc + score
                     if value > best[end]:
-                        second[end], best[end], back[end] = best[end], value, (i, entry[0], entry[1])
+                        second[end], best[end], back[end] = best[end], value, entry
+                        begins[end] = i
                     elif value > second[end]:
                         second[end] = value
-                if not entry[2] or end == n:
+                if not longer or end == n:
                     break
                 piece += text[end]  # cheaper than slicing text[i:end + 1]
                 end += 1
                 entry = get(piece)
-        return best, second, back
+        return best, second, back, begins
 
     def combine(self, encodings: list[WordEncoding]) -> WordEncoding:
         """Join independent parts: a later part starts from the earlier
