@@ -191,7 +191,7 @@ class PlainLineEncoder:
         model = processor.model
         self._is_plain = processor.normalizer.is_plain
         self._model = model
-        #: |score| per id, for :meth:`_magnitude_before` (built on first use).
+        #: |score| per id, for :meth:`_magnitude` (built on first use).
         self._id_magnitudes: list[float] | None = None
         #: No match means plain (a match may still be, see is_plain).
         self._screen = processor.normalizer.screen
@@ -260,29 +260,40 @@ class PlainLineEncoder:
         if len(out) < self._short and (out.isascii() or _MARKS.search(out) is None):
             return out
         marked = False
+        # Pieces and (ids) magnitude before the mark, summed from the last
+        # place they were needed: a line costs one pass, however many marks.
+        pieces = magnitude = 0
+        counted = summed = 0
         for mark in _MARKS.finditer(out):
             allowed = ord(mark.group()) - NEVER - 1
             if allowed < 0:
                 return None
-            if out.count(" ", 0, mark.start()) > self._allowed[allowed] and (
-                    not self.ids or self._magnitude_before(out, mark.start())
-                    > self._words.per_piece * self._allowed[allowed]):
-                return None
+            start = mark.start()
+            pieces += out.count(" ", counted, start)
+            counted = start
+            if pieces > self._allowed[allowed]:
+                if not self.ids:
+                    return None
+                magnitude += self._magnitude(out[summed:start])
+                summed = start
+                if magnitude > self._words.per_piece * self._allowed[allowed]:
+                    return None
             marked = True
         if marked:
             out = _MARKS.sub("", out)
         return None if not self._exact and out.count(" ") >= self._max_pieces else out
 
-    def _magnitude_before(self, out: str, end: int) -> float:
-        """The sum of |score| over the ids in ``out[:end]``: a bound on the
-        accumulated score there, infinite if an unknown or byte piece (whose
-        id does not tell what the model added) is among them."""
+    def _magnitude(self, ids_text: str) -> float:
+        """The sum of |score| over the ids in ``ids_text`` (marks allowed): a
+        bound on what they add to the accumulated score, infinite if an
+        unknown or byte piece (whose id does not tell what the model added)
+        is among them."""
         if self._id_magnitudes is None:
             magnitudes = [float("inf")] * len(self.processor.vocab.pieces)
             for piece_id, score in self._model.table.values():
                 magnitudes[piece_id] = abs(score)
             self._id_magnitudes = magnitudes
-        ids = map(int, _MARKS.sub("", out[:end]).split())
+        ids = map(int, _MARKS.sub("", ids_text).split())
         return sum(map(self._id_magnitudes.__getitem__, ids))
 
     def _add(self, token: str) -> str:

@@ -84,6 +84,7 @@ class UnigramModel(Model):
         self.table = table
         self.unk_score = f32(min(normal_scores, default=0.0) - 10.0)
         self.max_abs_score = max([abs(v) for _, v in table.values()] + [abs(self.unk_score)])
+        self._no_positive_score = max([v for _, v in table.values()] + [self.unk_score]) <= 0
         #: The largest |score| of a NORMAL piece: with a piece count, it
         #: bounds the accumulated score of a segmentation without unknowns.
         self.max_normal_score = max(map(abs, normal_scores), default=0.0)
@@ -250,7 +251,11 @@ class UnigramModel(Model):
         return self._id_strings
 
     def _reach(self, best: list[float]) -> float:
-        """The largest ``|acc|`` any node can reach (see :meth:`encode_part`)."""
+        """The largest ``|acc|`` any node can reach (see :meth:`encode_part`).
+        With no positive score every sum is at most 0, so the most negative
+        is the largest in magnitude (no abs per position)."""
+        if self._no_positive_score:
+            return self.max_abs_score - min(best)
         return max(map(abs, best)) + self.max_abs_score
 
     def _forward(self, text: str) -> tuple[list[float], list[float], list, list[int]]:
