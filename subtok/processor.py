@@ -22,7 +22,6 @@ from .decoder import Decoder
 from .errors import EncodeError, IdOutOfRange, SubtokError
 from .model_file import ModelData, load_model, parse_model, serialize_model
 from .models import MODELS
-from .models.base import WordEncoding
 from .models.unigram import words_reusable
 from .normalizer.charsmap import load_rules
 from .normalizer.normalizer import Normalizer
@@ -327,13 +326,12 @@ class SentencePieceProcessor:
         model = self.model
         if not model.single_chars().issuperset("".join(words)):
             return self._general_line(text, ids)
-        results = []
-        for out, _, robustness, magnitude, _ in entries:
-            fields = unmarked(out).split(" ")
-            piece_ids = map(int, fields) if ids else (model.table[f][0] for f in fields)
-            pieces = tuple(map(model.pairs.__getitem__, piece_ids))
-            results.append(WordEncoding(pieces, robustness, magnitude))
-        return format_pairs(self._post_process(model._encode_in_context(words, results)), ids)
+        read = functools.partial(_CachedWord, model, ids)
+        head, reused = model.context_head(words, [read(*entry[:4]) for entry in entries])
+        # No unknown piece anywhere, so nothing to post-process.
+        texts = [format_pairs(head, ids)] if head else []
+        texts.extend(unmarked(entry[0]) for entry in entries[reused:])
+        return " ".join(texts)
 
     def _independent_words_line(self, text: str, words: list[str], ids: bool) -> str:
         """Words of a model whose words never interact (all but unigram):
@@ -710,3 +708,23 @@ def _utf8_length(char: str) -> int:
 
 def _processor_from_proto(data: bytes) -> SentencePieceProcessor:
     return SentencePieceProcessor(model_proto=data)
+
+
+class _CachedWord:
+    """A word's cached CLI output entry seen as a ``WordEncoding``: its
+    pieces are read back from the output text only if asked for (see
+    ``UnigramModel.context_head``)."""
+
+    __slots__ = ("_model", "_ids", "_text", "robustness", "magnitude")
+
+    def __init__(self, model, ids: bool, text: str, count: int, robustness: float,
+                 magnitude: float) -> None:
+        self._model, self._ids, self._text = model, ids, text
+        self.robustness, self.magnitude = robustness, magnitude
+
+    @property
+    def pieces(self) -> tuple[Pair, ...]:
+        fields = unmarked(self._text).split(" ")
+        model = self._model
+        piece_ids = map(int, fields) if self._ids else (model.table[f][0] for f in fields)
+        return tuple(map(model.pairs.__getitem__, piece_ids))

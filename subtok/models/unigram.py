@@ -53,11 +53,12 @@ def piece_lookup(table: dict[str, tuple[int, float]]) -> dict[str, tuple[int, fl
     piece ends here and whether to keep going.
     """
     lookup: dict[str, tuple[int, float, bool]] = {}
+    prefix_only = (-1, 0.0, True)  # one tuple for the 58k of a 32k model
     for piece in table:
         for end in range(1, len(piece)):
             prefix = piece[:end]
             if prefix not in lookup:
-                lookup[prefix] = (-1, 0.0, True)
+                lookup[prefix] = prefix_only
     for piece, (piece_id, score) in table.items():
         lookup[piece] = (piece_id, score, piece in lookup)
     return lookup
@@ -91,6 +92,7 @@ class UnigramModel(Model):
         self._lookup: dict[str, tuple[int, float, bool]] | None = None
         self._single_chars: frozenset[str] | None = None
         self._id_strings: list[str] | None = None
+        self._id_scores: list[float] | None = None
         #: The lattice entry of an unknown character (see :meth:`_forward`).
         self._unknown_entry = (vocab.unk_index, self.unk_score, False)
 
@@ -327,23 +329,40 @@ class UnigramModel(Model):
         return self._encode_in_context(words, results)
 
     def _encode_in_context(self, words, results) -> list[tuple[str, int]]:
-        """Exact path when some word is not robust: recompute it in place.
+        """Exact path when some word is not robust (see :meth:`context_head`)."""
+        out, reused = self.context_head(words, results)
+        for result in results[reused:]:
+            out.extend(result.pieces)
+        return out
+
+    def context_head(self, words, results) -> tuple[list[tuple[str, int]], int]:
+        """The pieces of the words up to where the rest are all reused as
+        cached, and the index of that first reused word.
 
         A word is reused from the cache when it is robust at the exact
         accumulated score where it starts; otherwise it is re-run from that
         score together with the following words, up to the first one whose
         decisions (including its end) are robust at an upper bound of its
-        starting score, so that the group's end is a clean cut.
+        starting score, so that the group's end is a clean cut. Once every
+        word left is robust at the bound the rest of the line gives, they
+        are all reused: their pieces are not even read (``results`` may
+        compute them on demand).
         """
         out: list[tuple[str, int]] = []
         acc = 0.0
         i, count = 0, len(words)
+        least_robust, magnitude_left = _tail_bounds(results)
+        scores = self._scores_by_id()
+        unpack, pack = FLOAT32.unpack, FLOAT32.pack
         while i < count:
+            if least_robust[i] > 1.01 * (abs(acc) + magnitude_left[i]) + 1.0:
+                break
             bound = abs(acc) + 1.0
             if results[i].robustness > bound:
-                out.extend(results[i].pieces)
-                for piece, piece_id in results[i].pieces:
-                    acc = f32(acc + self._node_score(piece, piece_id))
+                pieces = results[i].pieces
+                out.extend(pieces)
+                for _, piece_id in pieces:
+                    acc = unpack(pack(acc + scores[piece_id]))[0]
                 i += 1
                 continue
             j = i
@@ -356,13 +375,32 @@ class UnigramModel(Model):
             path, acc = self.viterbi(text, acc)
             out.extend(self._pieces(text, path))
             i = j + 1
-        return out
+        return out, i
 
-    def _node_score(self, piece: str, piece_id: int) -> float:
-        entry = self.table.get(piece)
-        if entry is not None and entry[0] == piece_id:
-            return entry[1]
-        return self.unk_score
+    def _scores_by_id(self) -> list[float]:
+        """The score Encode adds for each id of a cached path: its piece's,
+        or the unknown score (built on first use)."""
+        if self._id_scores is None:
+            scores = [self.unk_score] * len(self.vocab.pieces)
+            for piece_id, score in self.table.values():
+                scores[piece_id] = score
+            self._id_scores = scores
+        return self._id_scores
+
+
+def _tail_bounds(results) -> tuple[list[float], list[float]]:
+    """For each word, the least robustness among it and the words after it,
+    and the sum of their magnitudes."""
+    least, total = float("inf"), 0.0
+    least_robust, magnitude_left = [least], [total]
+    for result in reversed(results):
+        least = min(least, result.robustness)
+        total += result.magnitude
+        least_robust.append(least)
+        magnitude_left.append(total)
+    least_robust.reverse()
+    magnitude_left.reverse()
+    return least_robust, magnitude_left
 
 
 def words_reusable(robustness: list[float], magnitudes: list[float]) -> bool:
