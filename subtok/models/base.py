@@ -16,6 +16,7 @@ an inner "▁" (llama2's "▁▁" runs, say) are computed at load time and exemp
 
 from __future__ import annotations
 
+import operator
 import re
 import string
 from dataclasses import dataclass
@@ -31,6 +32,18 @@ _LETTER = r"[^\W\d_]"
 #: Characters tried first around a word (see Model.letter_parts), where
 #: clean: ASCII punctuation and digits, and common quotes and dashes.
 _COMMON_PUNCTUATION = string.punctuation + string.digits + "\u201c\u201d\u2018\u2019\u2014\u2013\u2026\u00ab\u00bb"
+
+
+def _bigrams(pieces) -> frozenset[str]:
+    """Every two neighbouring characters in a piece. Made in C over all the
+    pieces joined by a character that no piece holds (a lone surrogate:
+    pieces are valid UTF-8), then the pairs that hold it dropped."""
+    separator = "\ud800"
+    text = separator.join(pieces)
+    if text.count(separator) != max(len(pieces) - 1, 0):  # never, but be sure
+        return frozenset(p[i:i + 2] for p in pieces for i in range(len(p) - 1))
+    pairs = set(map(operator.add, text, text[1:]))
+    return frozenset(pair for pair in pairs if separator not in pair)
 
 
 def _never(text: str) -> None:
@@ -67,12 +80,12 @@ class Model:
     def __init__(self, vocab: Vocabulary, *, treat_whitespace_as_suffix: bool = False) -> None:
         self.vocab = vocab
         self.suffix = treat_whitespace_as_suffix
-        self._splitter = self._make_splitter(vocab.normal, treat_whitespace_as_suffix)
+        self._bigrams = _bigrams(vocab.normal)
+        self._splitter = self._make_splitter(self._bigrams, treat_whitespace_as_suffix)
         #: True when every "▁" starts a new word (no piece has a "▁" after
         #: another character and whitespace is a prefix).
         self.cuts_before_every_space = not treat_whitespace_as_suffix and not any(
-            SPACE_SYMBOL in piece[1:] for piece in vocab.normal)
-        self._bigrams = frozenset(p[i:i + 2] for p in vocab.normal for i in range(len(p) - 1))
+            bigram[1] == SPACE_SYMBOL for bigram in self._bigrams)
         #: ``(piece, id)`` of every id, one tuple shared by every cached
         #: result (an unknown piece carries its own text instead).
         self.pairs = [(piece, index) for index, piece in enumerate(vocab.pieces)]
@@ -81,20 +94,15 @@ class Model:
         self._letter_cuts: tuple | None = None
 
     @staticmethod
-    def _make_splitter(pieces: dict[str, int], suffix: bool) -> re.Pattern:
+    def _make_splitter(bigrams: frozenset[str], suffix: bool) -> re.Pattern:
+        """Cut before "▁" (after it, in suffix mode) unless a piece puts a
+        character there: those neighbours come from the bigrams."""
         space = SPACE_SYMBOL
-        neighbours = set()
-        for piece in pieces:
-            for i, char in enumerate(piece):
-                if char != space:
-                    continue
-                if suffix and i + 1 < len(piece):
-                    neighbours.add(piece[i + 1])
-                if not suffix and i > 0:
-                    neighbours.add(piece[i - 1])
         if suffix:
+            neighbours = {bigram[1] for bigram in bigrams if bigram[0] == space}
             guard = "(?![%s])" % re.escape("".join(sorted(neighbours))) if neighbours else ""
             return re.compile("(?<=%s)%s" % (space, guard))
+        neighbours = {bigram[0] for bigram in bigrams if bigram[1] == space}
         guard = "(?<![%s])" % re.escape("".join(sorted(neighbours))) if neighbours else ""
         return re.compile("%s(?=%s)" % (guard, space))
 

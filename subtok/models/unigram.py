@@ -70,18 +70,15 @@ class UnigramModel(Model):
 
     def __init__(self, vocab: Vocabulary, **kwargs) -> None:
         super().__init__(vocab, **kwargs)
-        table: dict[str, tuple[int, float]] = {}
-        normal_scores = []
-        for piece, index in vocab.normal.items():
-            kind = vocab.types[index]
-            if kind == PieceType.UNUSED:
-                continue
-            if kind == PieceType.USER_DEFINED:
-                score = f32(0.1 * len(piece.encode("utf-8")) - 0.1)
-            else:
-                score = vocab.scores[index]
-                normal_scores.append(score)
-            table[piece] = (index, score)
+        types, scores = vocab.types, vocab.scores
+        normal, user_defined = int(PieceType.NORMAL), int(PieceType.USER_DEFINED)
+        # In the vocabulary's order (one comprehension: a load builds 32k).
+        table: dict[str, tuple[int, float]] = {
+            piece: (index, scores[index] if types[index] == normal
+                    else f32(0.1 * len(piece.encode("utf-8")) - 0.1))
+            for piece, index in vocab.normal.items()
+            if types[index] == normal or types[index] == user_defined}
+        normal_scores = [scores[index] for index, _ in table.values() if types[index] == normal]
         self.table = table
         self.unk_score = f32(min(normal_scores, default=0.0) - 10.0)
         self.max_abs_score = max([abs(v) for _, v in table.values()] + [abs(self.unk_score)])
