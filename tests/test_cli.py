@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import CORPORA_DIR, MODELS_DIR, needs_data, run_subtok, sample_lines
+from subtok.batch import PerLine
 
 pytestmark = needs_data
 
@@ -213,6 +216,39 @@ def test_decode_error_names_the_line_across_blocks(tmp_path):
     result = run_subtok("decode", "--model", model, "--input_format=id", input=text, check=False)
     assert result.returncode != 0
     assert b"line 5001" in result.stderr and result.stderr.count(b"\n") == 1
+
+
+def test_an_error_in_a_worker_names_its_line_and_leaves_no_output(tmp_path):
+    """The bad line lies past the parent's warm-up job, so a worker meets
+    it: one line on stderr naming it, non-zero exit, no output file."""
+    model = str(MODELS_DIR / "maxtext_c4_unigram32k.model")
+    ids = tmp_path / "ids.txt"
+    ids.write_bytes(b"".join(b"%d %d\n" % (i % 999, i % 999 + 1) for i in range(60000))
+                    + b"1 99999999\n")
+    out = tmp_path / "out.txt"
+    result = run_subtok("decode", "--model", model, "--input_format=id", "--num_threads=2",
+                        "--output", str(out), str(ids), check=False)
+    assert result.returncode != 0
+    assert result.stderr.count(b"\n") == 1 and b"line 60001" in result.stderr
+    assert not out.exists() and list(tmp_path.iterdir()) == [ids]
+
+
+class _DiesOnSomeLines(PerLine):
+    """A worker function that ends its process on a line "die"."""
+
+    def __call__(self, line: bytes, number: int = 1) -> bytes:
+        if line == b"die":
+            os._exit(3)
+        return line.upper()
+
+
+def test_a_worker_that_dies_is_reported_not_waited_for():
+    from subtok.batch import map_blocks
+    from subtok.errors import SubtokError
+    blocks = [b"a\nb", b"c", b"d\ndie", b"e"]
+    assert list(map_blocks(_DiesOnSomeLines(), blocks[:2], 2)) == [b"A\nB\n", b"C\n"]
+    with pytest.raises(SubtokError, match="worker process stopped"):
+        list(map_blocks(_DiesOnSomeLines(), blocks, 2))
 
 
 def test_a_line_piped_in_is_answered_before_the_input_ends(spm):
