@@ -360,7 +360,10 @@ def _in_workers(context, function: PerLine, method: str, jobs: Iterator[tuple[in
                     if not sentinels[ready].results_in.poll():
                         raise SubtokError("a worker process stopped unexpectedly.")
                     continue
-                index, ok, value = worker.results_in.recv()
+                try:
+                    index, ok, value = worker.results_in.recv()
+                except EOFError:  # its end closed: it died before its sentinel showed
+                    raise SubtokError("a worker process stopped unexpectedly.") from None
                 worker.jobs -= 1
                 done[index] = (ok, value)
     finally:
