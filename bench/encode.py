@@ -3,9 +3,10 @@
 Times, in one run, on ../shared/data/corpora/gutenberg_en.txt (35 MB):
   * model load time (subtok) for each model;
   * encoding the corpus to ids with sentencepiece (one thread, line by line,
-    in this process) and with ``subtok encode`` (real CLI, 1 and 2 worker
-    processes, output to a file), with the peak memory of subtok's whole
-    process tree (see _measure.py);
+    in this process, timed again right before each subtok run) and with
+    ``subtok encode`` (real CLI, 1 and 2 worker processes, output to a
+    file), with the peak memory of subtok's whole process tree (see
+    _measure.py);
 and prints the ratios against the issue's targets.
 
     python bench/encode.py [--lines N] [--models llama2,maxtext_c4_unigram32k] [--repeat N]
@@ -81,17 +82,21 @@ def main() -> None:
         model = DATA / "models" / (name + ".model")
         ratios1, ratios2, mems = [], [], []
         for _ in range(args.repeat):
-            ref = spm_time(model, raw)
+            # sentencepiece is timed right before each subtok run: the VM's
+            # speed drifts within a repeat too.
+            ref1 = spm_time(model, raw)
             one, mem1 = subtok_run(model, corpus, 1)
+            ref2 = spm_time(model, raw)
             two, mem2 = subtok_run(model, corpus, 2)
             load = load_time(model)
-            ratios1.append(one / ref)
-            ratios2.append(two / ref)
+            ratios1.append(one / ref1)
+            ratios2.append(two / ref2)
             mems += [mem1, mem2]
-            print("%-24s spm %6.2fs | subtok 1 proc %6.2fs (%.2fx, target <= 2.5x) %4.0f MB | "
-                  "2 procs %6.2fs (%.2fx, target <= 1.3x) %4.0f MB | load %.3fs (target <= 0.3s) | "
-                  "memory target <= 200 MB"
-                  % (name, ref, one, one / ref, mem1, two, two / ref, mem2, load), flush=True)
+            print("%-24s 1 proc %6.2fs vs spm %5.2fs (%.2fx, target <= 2.5x) %4.0f MB | "
+                  "2 procs %6.2fs vs spm %5.2fs (%.2fx, target <= 1.3x) %4.0f MB | "
+                  "load %.3fs (target <= 0.3s) | memory target <= 200 MB"
+                  % (name, one, ref1, one / ref1, mem1, two, ref2, two / ref2, mem2, load),
+                  flush=True)
         if args.repeat > 1:
             print("%-24s median of %d: 1 proc %.2fx, 2 procs %.2fx; largest tree %.0f MB"
                   % (name, args.repeat, statistics.median(ratios1), statistics.median(ratios2),
