@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import (MODELS_DIR, corpus_paths, model_id, model_paths, needs_data,
+from conftest import (CORPORA_DIR, MODELS_DIR, corpus_paths, model_id, model_paths, needs_data,
                       sample_lines)
 from subtok import SentencePieceProcessor
 from subtok.model_file import ModelData, build_proto
@@ -192,6 +192,29 @@ def test_letter_parts_cut_only_where_no_piece_spans(path):
                 parts = model.letter_parts(token)
                 if parts is not None:
                     assert _spanned_cuts(model, token, parts) == [], token
+
+
+@needs_data
+def test_token_texts_of_words_with_punctuation_after_them_join_their_letter_parts():
+    """token_text cuts "said," itself, without Model.letter_parts: the text
+    must be the same as joining the parts letter_parts gives."""
+    from subtok.plain_lines import WordEntries
+    processor = SentencePieceProcessor(str(MODELS_DIR / "maxtext_c4_unigram32k.model"))
+    for ids in (True, False):
+        words = WordEntries(processor, ids)
+        common = processor.model.common_punctuation()
+        seen = 0
+        for line in sample_lines(CORPORA_DIR / "gutenberg_en.txt", 300):
+            for token in line.decode("utf-8").split():
+                body = token.rstrip(common)
+                if not body.isalpha() or body == token:
+                    continue
+                parts = processor.model.letter_parts(token)
+                assert parts == [body, token[len(body):]]
+                expected = " ".join([words.spaced(parts[0])[0], words._entry(parts[1])[0]])
+                assert words.token_text(token) == expected, token
+                seen += 1
+        assert seen > 100
 
 
 def test_letter_parts_leave_tokens_whose_neighbours_pieces_join_to_safe_parts():

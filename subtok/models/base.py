@@ -188,6 +188,13 @@ class Model:
             return parts + [token[len(body):]] if len(body) < len(token) else parts
         return None if unclean(token) is not None else list(filter(None, runs(token)))
 
+    def common_punctuation(self) -> str:
+        """The clean characters :meth:`letter_parts` strips from a word's
+        ends before trying the regex split ("" if none)."""
+        if self._letter_cuts is None:
+            self._letter_cuts = self._letter_patterns()
+        return self._letter_cuts[2]
+
     def _letter_patterns(self):
         """(search for an unclean character, split into runs, common clean
         characters); a model that cuts less than :meth:`safe_parts` does
