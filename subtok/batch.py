@@ -14,6 +14,7 @@ import gc
 import itertools
 import multiprocessing
 import os
+import pickle
 import queue
 import random
 import threading
@@ -259,7 +260,12 @@ def _serve(function: PerLine, jobs_in, results_out) -> None:
             except Exception as exc:  # sent to the parent, which raises it
                 result = (index, False, exc)
             gc.freeze()
-            results_out.send(result)
+            try:
+                results_out.send(result)
+            except (pickle.PicklingError, TypeError, AttributeError):
+                # An error that cannot be pickled still reaches the parent.
+                error = result[2]
+                results_out.send((index, False, SubtokError("%s: %s" % (type(error).__name__, error))))
     except (KeyboardInterrupt, OSError):
         return  # interrupted, or the parent is gone: nothing to report
 
