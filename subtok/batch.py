@@ -265,7 +265,8 @@ def _serve(function: PerLine, jobs_in, results_out) -> None:
             except (pickle.PicklingError, TypeError, AttributeError):
                 # An error that cannot be pickled still reaches the parent.
                 error = result[2]
-                results_out.send((index, False, SubtokError("%s: %s" % (type(error).__name__, error))))
+                message = "%s: %s" % (type(error).__name__, error)
+                results_out.send((index, False, SubtokError(message)))
     except (KeyboardInterrupt, OSError):
         return  # interrupted, or the parent is gone: nothing to report
 
@@ -365,8 +366,8 @@ def _in_workers(context, function: PerLine, method: str, jobs: Iterator[tuple[in
                 yield value
             if given == sent and not more:
                 return
-            if given in done or (more and sent - given < JOBS_PER_WORKER * num_threads):
-                continue
+            if more and sent - given < JOBS_PER_WORKER * num_threads:
+                continue  # room freed by what was just given back
             for ready in wait(list(by_conn) + list(sentinels)):
                 worker = by_conn.get(ready)  # type: ignore[call-overload]
                 if worker is None:

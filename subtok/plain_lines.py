@@ -97,8 +97,6 @@ class WordEntries:
         self._safe_parts = model.safe_parts
         self._letter_parts = model.letter_parts
         self._part_output = model.part_output
-        #: Model.common_punctuation, once asked for.
-        self._common: str | None = None
         self._parts: dict[str, Entry] = {}
         #: Parts that begin with "▁", keyed without it: a plain token's
         #: word is "▁" + token, so a word no cut splits shares the token
@@ -132,18 +130,7 @@ class WordEntries:
         with its parts' marks: no numbers to join, as each mark bounds the
         pieces before its own part. The token is cut between its runs of
         letters and of other characters where that is safe
-        (``Model.letter_parts``), else at every safe place.
-
-        The usual token, a word with maybe common punctuation after it
-        ("said,"), is cut here without the call (letter_parts' first case:
-        half the cost of a new token, which is most of the cold path's
-        time outside Viterbi)."""
-        if self._common is None:
-            self._common = self._model.common_punctuation()
-        body = token.rstrip(self._common)
-        if body.isalpha():
-            text = self.spaced(body)[0]
-            return text if len(body) == len(token) else text + " " + self._entry(token[len(body):])[0]
+        (``Model.letter_parts``), else at every safe place."""
         runs = self._letter_parts(token)
         if runs is None:
             parts = self._safe_parts(SPACE_SYMBOL + token)

@@ -318,11 +318,11 @@ class SentencePieceProcessor:
     def _context_line(self, text: str, words: list[str], entries: list, ids: bool) -> str:
         """A unigram line where some word may not be reused where it
         starts: the model recomputes such words in context
-        (``UnigramModel._encode_in_context``). The other words' pieces are
-        read back from their cached output when no character of the line
-        can become an unknown piece (every one is a piece by itself), so
-        their output is their pieces exactly; else the general path
-        segments every word again."""
+        (``UnigramModel.context_head``), up to where the rest can all be
+        reused as cached. The words it walks are read back from their
+        cached output when no character of the line can become an unknown
+        piece (every one is a piece by itself), so their output is their
+        pieces exactly; else the general path segments every word again."""
         model = self.model
         if not model.single_chars().issuperset("".join(words)):
             return self._general_line(text, ids)

@@ -31,7 +31,8 @@ _LETTER = r"[^\W\d_]"
 
 #: Characters tried first around a word (see Model.letter_parts), where
 #: clean: ASCII punctuation and digits, and common quotes and dashes.
-_COMMON_PUNCTUATION = string.punctuation + string.digits + "\u201c\u201d\u2018\u2019\u2014\u2013\u2026\u00ab\u00bb"
+_COMMON_PUNCTUATION = (string.punctuation + string.digits
+                       + "\u201c\u201d\u2018\u2019\u2014\u2013\u2026\u00ab\u00bb")
 
 
 def _bigrams(pieces) -> frozenset[str]:
@@ -175,25 +176,22 @@ class Model:
         ("said,", "“Yes!”"), takes string methods; the others two regex
         calls. The tables are built on first use, not at load.
         """
-        if self._letter_cuts is None:
-            self._letter_cuts = self._letter_patterns()
-        unclean, runs, common = self._letter_cuts
+        unclean, runs, common = self._letter_cuts or self._letter_tables()
         # Letters only once stripped, so the ends stripped are all there is.
         body = token.rstrip(common)
-        if body.isalpha():  # "said,"
-            return [body, token[len(body):]] if len(body) < len(token) else [token]
         inner = body.lstrip(common)
-        if inner.isalpha():  # "“Yes!”"
-            parts = [body[:len(body) - len(inner)], inner]
+        if inner.isalpha():  # "said,", "“Yes!”"
+            head = body[:len(body) - len(inner)]
+            parts = [head, inner] if head else [inner]
             return parts + [token[len(body):]] if len(body) < len(token) else parts
         return None if unclean(token) is not None else list(filter(None, runs(token)))
 
-    def common_punctuation(self) -> str:
-        """The clean characters :meth:`letter_parts` strips from a word's
-        ends before trying the regex split ("" if none)."""
+    def _letter_tables(self) -> tuple:
+        """(search for an unclean character, split into runs, common clean
+        characters) of :meth:`letter_parts`, built on first use."""
         if self._letter_cuts is None:
             self._letter_cuts = self._letter_patterns()
-        return self._letter_cuts[2]
+        return self._letter_cuts
 
     def _letter_patterns(self):
         """(search for an unclean character, split into runs, common clean

@@ -180,68 +180,61 @@ class UnigramModel(Model):
         with a spare factor of two and ``p <= len(word) + 1``, that is
         ``|A| < robustness``.
         """
-        pieces, gap, reach, magnitude = self.viterbi_alone(word)
-        robustness = gap / (4 * _UNIT_ROUNDOFF * (len(word) + 1)) - reach
+        path, robustness, magnitude = self._best_path(word)
+        unk_id, pairs = self.vocab.unk_index, self.pairs  # shared tuples keep the caches small
+        pieces = tuple((word[begin:end], unk_id) if piece_id == unk_id else pairs[piece_id]
+                       for begin, end, piece_id in path)
         return WordEncoding(pieces, robustness, magnitude)
 
-    def viterbi_alone(self, text: str) -> tuple[tuple[tuple[str, int], ...], float, float, float]:
+    def part_output(self, text: str, ids: bool) -> tuple[str, int, float, float] | None:
+        """What :meth:`encode_part` gives, straight as CLI output: (ids or
+        pieces joined by spaces, piece count, robustness, magnitude); None
+        if the path holds an unknown piece, which post-processing (byte
+        fallback, merging) must see. The CLI's cold path: no pairs, no
+        :class:`WordEncoding`."""
+        path, robustness, magnitude = self._best_path(text)
+        unk_id = self.vocab.unk_index
+        names = self._id_texts() if ids else self.vocab.pieces
+        out = []
+        for _, _, piece_id in path:
+            if piece_id == unk_id:
+                return None
+            out.append(names[piece_id])
+        return " ".join(out), len(out), robustness, magnitude
+
+    def _best_path(self, text: str) -> tuple[list[tuple[int, int, int]], float, float]:
         """Viterbi from score 0 in exact (double) arithmetic, for the cache.
 
-        Returns (pieces, smallest gap, reach, path magnitude): the smallest
-        difference between the best and the second best candidate at the
-        positions where the best path's pieces end, the largest ``|acc|``
-        any node can have, and the sum of ``|score|`` over the best path.
+        Returns the best path as (begin, end, id) nodes, its robustness
+        (see :meth:`encode_part`) and its magnitude, the sum of ``|score|``
+        over it. The robustness comes from the smallest difference (gap)
+        between the best and the second best candidate at the positions
+        where the path's pieces end, and from the largest ``|acc|`` any
+        node can have (reach).
 
         Only decisions on the best path count: elsewhere a flip changes
         which node is remembered, never the best value carried forward,
         and the path never reads it. No float32 rounding is done here: a
         cached result is reused only where its gaps exceed the float32
-        error of the real computation at the real offset (see
-        :meth:`encode_part`). Ties (gap 0) are never reused.
+        error of the real computation at the real offset. Ties (gap 0)
+        are never reused.
         """
         best, second, back, begins = self._forward(text)
-        unk_id = self.vocab.unk_index
-        pieces = []
+        path = []
         gap = float("inf")
         magnitude = 0.0
-        pairs = self.pairs  # shared tuples keep the caches small
         end = len(text)
         while end:
             if best[end] - second[end] < gap:
                 gap = best[end] - second[end]
             piece_id, score, _ = back[end]
             begin = begins[end]
-            pieces.append((text[begin:end], unk_id) if piece_id == unk_id else pairs[piece_id])
+            path.append((begin, end, piece_id))
             magnitude += abs(score)
             end = begin
-        pieces.reverse()
-        return tuple(pieces), gap, self._reach(best), magnitude
-
-    def part_output(self, text: str, ids: bool) -> tuple[str, int, float, float] | None:
-        """What :meth:`encode_part` gives, straight as CLI output: (ids or
-        pieces joined by spaces, piece count, robustness, magnitude); None
-        if the path holds an unknown piece, which post-processing (byte
-        fallback, merging) must see. The CLI's cold path: one backtrack,
-        no pairs, no :class:`WordEncoding`."""
-        best, second, back, begins = self._forward(text)
-        names = self._id_texts() if ids else self.vocab.pieces
-        unk_id = self.vocab.unk_index
-        out = []
-        gap = float("inf")
-        magnitude = 0.0
-        end = len(text)
-        while end:
-            if best[end] - second[end] < gap:
-                gap = best[end] - second[end]
-            piece_id, score, _ = back[end]
-            end = begins[end]
-            if piece_id == unk_id:
-                return None
-            out.append(names[piece_id])
-            magnitude += abs(score)
-        out.reverse()
+        path.reverse()
         robustness = gap / (4 * _UNIT_ROUNDOFF * (len(text) + 1)) - self._reach(best)
-        return " ".join(out), len(out), robustness, magnitude
+        return path, robustness, magnitude
 
     def _id_texts(self) -> list[str]:
         """Every id as text, for :meth:`part_output` (built on first use)."""
