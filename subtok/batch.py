@@ -124,7 +124,8 @@ class LineEncoder(PerLine):
         if self.options:
             return super().block(block, first_line)
         try:
-            out = "\n".join(self.processor.encode_lines(_text(block).split("\n"), self.ids))
+            text = self.processor.normalizer.resolve_spaces(_text(block))
+            out = "\n".join(self.processor.encode_lines(text.split("\n"), self.ids))
         except SubtokError:
             return super().block(block, first_line)
         return _bytes(out + "\n")

@@ -117,8 +117,43 @@ def test_lazy_charsmap_equals_the_decoded_rules(model):
     blob = load_model(model).normalizer.precompiled_charsmap
     lazy, full = CharsMap(blob), DictRules(decode_charsmap(blob))
     assert lazy.trigger_chars == full.trigger_chars
+    assert lazy.inner_chars == full.inner_chars
+    assert lazy.lone_space_chars() == full.lone_space_chars()
     keys = sorted(full.rules)
     for key in random.Random(0).sample(keys, 2000):
         for text in (key, key + "\u0301x", "a" + key):
             for pos in range(min(2, len(text))):
                 assert lazy.longest_match(text, pos) == full.longest_match(text, pos), text
+
+
+ALIAS_TEXTS = ["a\u00a0b", "\u00a0I said", "x\u00a0\u0301y", "\t\ttab\t", "a\u2581\u00a0b",
+               "\u3000\u2003z\u200b", "\u00a8\u00a0\u2025\u00a0", "\ufeffa\ufffdb", "r\r\n"]
+
+
+@needs_data
+@pytest.mark.parametrize("model", model_paths(), ids=model_id)
+def test_resolving_space_aliases_keeps_the_normalized_text(spm, model):
+    """A space alias made a space beforehand changes nothing sentencepiece
+    makes of the text (but lets the CLI take its fast path)."""
+    sp = spm.SentencePieceProcessor(model_file=str(model))
+    normalizer = SentencePieceProcessor(model).normalizer
+    texts = ALIAS_TEXTS + [line.decode("utf-8") for line in HOSTILE_LINES if _valid(line)]
+    texts += [line.decode("utf-8") for corpus in corpus_paths() for line in sample_lines(corpus, 15)]
+    for text in texts:
+        resolved = normalizer.resolve_spaces(text)
+        assert normalizer.normalize(resolved) == sp.normalize(text), text
+        assert sp.encode(resolved) == sp.encode(text), text
+
+
+def test_space_aliases_are_only_characters_in_no_other_rule():
+    from subtok.normalizer.charsmap import DictRules
+    rules = {"\t": " ", "\u3000": " ", "\u00a0": " ", "\u00a0x": "y", "\u2009": " ",
+             "z\u2009": "q", "\u2002": "  ", "\u2003": " ", "\u2581": " "}
+    assert DictRules(rules).lone_space_chars() == {"\t", "\u3000", "\u2003", "\u2581"}
+    normalizer = Normalizer(DictRules(rules), user_defined_symbols=["<\u2003>"])
+    assert normalizer.space_aliases() == ("\t", "\u2581", "\u3000")
+    assert normalizer.resolve_spaces("a\tb\u3000c\u2003d\ne") == "a b c\u2003d\ne"
+    # A key that starts with or holds a space could match where an alias stood.
+    assert DictRules(dict(rules, **{" \u0301": "x"})).lone_space_chars() == set()
+    assert DictRules(dict(rules, **{"a b": "x"})).lone_space_chars() == set()
+    assert Normalizer(DictRules(rules), user_defined_symbols=["a b"]).space_aliases() == ()

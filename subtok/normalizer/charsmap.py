@@ -167,11 +167,12 @@ class CharsMap:
     def __init__(self, blob: bytes) -> None:
         self.units, self.strings = split_blob(blob)
         self._targets: dict[int, str] = {}
-        self.trigger_chars = self._find_triggers(_index_children(self.units))
+        self.trigger_chars, self.inner_chars = self._find_triggers(_index_children(self.units))
 
-    def _find_triggers(self, children: dict) -> frozenset[str]:
+    def _find_triggers(self, children: dict) -> tuple[frozenset[str], frozenset[str]]:
         """Characters that are a whole rule key, or a non-first character of
         one: a rule can only start at such a character or right before it.
+        Also returns the second kind alone (see :meth:`lone_space_chars`).
         ``children`` is the child index of the units (only needed here).
 
         From each node that a whole character leads to (the root first),
@@ -182,6 +183,7 @@ class CharsMap:
         units = self.units
         length_of = _LENGTH_OF_LEAD
         triggers: set[str] = set()
+        inner: set[str] = set()
         found_rule = False
         seen: set[int] = {0}
         expanded: set[int] = set()  # child blocks, by base, from nodes past the root
@@ -208,7 +210,10 @@ class CharsMap:
                         raise NormalizerError("precompiled_charsmap is invalid.") from None
                     leaf = _has_leaf(units[child])
                     found_rule = found_rule or leaf
-                    if start or leaf:  # from the root, only whole keys count
+                    if start:
+                        inner.add(char)
+                        triggers.add(char)
+                    elif leaf:  # from the root, only whole keys count
                         triggers.add(char)
                     if child not in seen:
                         seen.add(child)
@@ -217,7 +222,36 @@ class CharsMap:
                         pending.append(child)
         if not found_rule:
             raise NormalizerError("precompiled_charsmap is invalid.")
-        return frozenset(triggers)
+        return frozenset(triggers), frozenset(inner)
+
+    def lone_space_chars(self) -> frozenset[str]:
+        """Characters that the rules turn into one space and that take part
+        in no other rule: no longer key starts with one, and none is a
+        non-first character of a key. Empty if a key starts with or holds a
+        space, which could then match where such a character stood."""
+        if " " in self.inner_chars or self._node(b" ") is not None:
+            return frozenset()
+        return frozenset(
+            char for char in self.trigger_chars - self.inner_chars
+            if self.longest_match(char, 0) == (" ", 1)
+            and not self._has_children(self._node(char.encode("utf-8"))))
+
+    def _node(self, data: bytes) -> int | None:
+        """The node that ``data`` leads to from the root, if any."""
+        units = self.units
+        node = 0
+        for byte in data:
+            node ^= _offset(units[node]) ^ byte
+            if node >= len(units) or (units[node] & _LEAF_LABEL_MASK) != byte:
+                return None
+        return node
+
+    def _has_children(self, node: int) -> bool:
+        """True if some byte leads on from ``node`` (its leaf aside)."""
+        units = self.units
+        base = node ^ _offset(units[node])
+        return any(base ^ byte < len(units) and (units[base ^ byte] & _LEAF_LABEL_MASK) == byte
+                   for byte in range(1, 256))
 
     def longest_match(self, text: str, pos: int) -> tuple[str, int] | None:
         """(target, characters consumed) of the longest rule at ``pos``."""
@@ -256,6 +290,16 @@ class DictRules:
         for key in rules:
             triggers.update(key if len(key) == 1 else key[1:])
         self.trigger_chars = frozenset(triggers)
+        self.inner_chars = frozenset(char for key in rules for char in key[1:])
+
+    def lone_space_chars(self) -> frozenset[str]:
+        """See :meth:`CharsMap.lone_space_chars`."""
+        if any(" " in key for key in self.rules):
+            return frozenset()
+        starts_longer = {key[0] for key in self.rules if len(key) > 1}
+        return frozenset(key for key, target in self.rules.items()
+                         if len(key) == 1 and target == " " and key not in starts_longer
+                         and key not in self.inner_chars)
 
     def longest_match(self, text: str, pos: int) -> tuple[str, int] | None:
         rules = self.rules

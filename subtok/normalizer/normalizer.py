@@ -89,6 +89,7 @@ class Normalizer:
         #: ``text.isascii() and text.isprintable()`` proves ``text`` plain.
         self.printable_ascii_plain = not any(chr(c) in triggers for c in range(0x20, 0x7F))
         self._prefix = self.space if add_dummy_prefix and not treat_whitespace_as_suffix else ""
+        self._space_aliases: tuple[str, ...] | None = None
         self._suffix = self.space if add_dummy_prefix and treat_whitespace_as_suffix else ""
 
     # -- public ---------------------------------------------------------
@@ -103,6 +104,31 @@ class Normalizer:
     def is_plain(self, text: str) -> bool:
         """True if no rule or user-defined symbol can apply anywhere in ``text``."""
         return self._next_trigger(text, 0) < 0
+
+    def resolve_spaces(self, text: str) -> str:
+        """``text`` with each *space alias* already made a plain space.
+
+        An alias is a character that the rules turn into one space and that
+        takes part in no other rule and no user-defined symbol (nmt_nfkc's
+        no-break space, tab, "▁"...), so the normalized text stays the same
+        (offsets aside). A line whose only rule-touched characters were
+        such aliases becomes plain: the CLI's fast line path takes it
+        instead of normalizing it character by character. A newline is
+        left alone (no line holds one), so this works on a block of lines.
+        """
+        for alias in self.space_aliases():
+            if alias in text:
+                text = text.replace(alias, " ")
+        return text
+
+    def space_aliases(self) -> tuple[str, ...]:
+        """See :meth:`resolve_spaces`; found on first use."""
+        if self._space_aliases is None:
+            users = self.user_defined
+            found = set() if any(" " in s for s in users) else self.rules.lone_space_chars()
+            self._space_aliases = tuple(sorted(c for c in found if c != "\n"
+                                               and not any(c in s for s in users)))
+        return self._space_aliases
 
     def normalize_with_offsets(self, text: str) -> tuple[str, list[int]]:
         """Return (normalized, norm_to_orig).
