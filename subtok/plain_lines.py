@@ -79,14 +79,16 @@ MAX_PARTS = 300_000
 
 
 class WordEntries:
-    """Output entries of words, cached per part: what both CLI line paths
-    (plain tokens here, normalized words in the processor) need to join a
-    word's output into a line and to know when the join is exact.
+    """Output texts of word parts, cached: what both CLI line paths (plain
+    tokens here, normalized words in the processor) join a word's output
+    from.
 
-    A part's output text carries its mark (see the module docstring), so a
-    plain token's text is the join of its parts' texts as they are; the
-    processor's word path, which checks each word exactly, drops the marks
-    (:func:`unmarked`).
+    Only a part's marked text is kept (see the module docstring): a plain
+    token's text is the join of its parts' texts as they are, and the
+    processor's word path, which checks each word exactly, reads from the
+    text the bounds it needs (:meth:`word`). Keeping the numbers as well
+    took about 130 bytes more per part (a tuple and two floats), some
+    20 MB over gutenberg.
     """
 
     def __init__(self, processor: "SentencePieceProcessor", ids: bool) -> None:
@@ -97,11 +99,11 @@ class WordEntries:
         self._safe_parts = model.safe_parts
         self._letter_parts = model.letter_parts
         self._part_output = model.part_output
-        self._parts: dict[str, Entry] = {}
+        self._parts: dict[str, str] = {}
         #: Parts that begin with "▁", keyed without it: a plain token's
         #: word is "▁" + token, so a word no cut splits shares the token
         #: cache's key instead of holding a second string.
-        self._spaced: dict[str, Entry] = {}
+        self._spaced: dict[str, str] = {}
         #: Bound on |score| per output piece of a part that is not rejected.
         self.per_piece = 0.0 if model.exact_per_word else model.max_normal_score
         self.allowed = _allowed_pieces(MAX_PIECES)
@@ -115,7 +117,7 @@ class WordEntries:
     def word(self, word: str) -> Entry:
         """The entry of ``word``, joined from its parts' entries; a word
         whose unknown pieces meet at a cut (they merge into one piece, no
-        byte fallback) is computed whole instead (not cached here)."""
+        byte fallback) is computed whole instead."""
         parts = self._safe_parts(word)
         if len(parts) == 1:
             return self._entry(word)
@@ -133,31 +135,49 @@ class WordEntries:
         (``Model.letter_parts``), else at every safe place."""
         runs = self._letter_parts(token)
         if runs is None:
-            parts = self._safe_parts(SPACE_SYMBOL + token)
-            return " ".join([self._entry(part)[0] for part in parts])
-        first = self.spaced(runs[0])[0]
+            return " ".join(map(self._text, self._safe_parts(SPACE_SYMBOL + token)))
+        first = self.spaced(runs[0])
         if len(runs) == 2:  # the usual case: "said,"
-            return first + " " + self._entry(runs[1])[0]
-        return " ".join([first] + [self._entry(run)[0] for run in runs[1:]])
+            return first + " " + self._text(runs[1])
+        return " ".join([first] + list(map(self._text, runs[1:])))
 
-    def spaced(self, token: str) -> Entry:
-        """The entry of the word "▁" + ``token``, which no cut splits."""
+    def spaced(self, token: str) -> str:
+        """The marked output text of the word "▁" + ``token``, which no cut
+        splits."""
         return self._spaced.get(token) or self._compute(SPACE_SYMBOL + token, self._spaced, token)
 
-    def _entry(self, part: str) -> Entry:
+    def _text(self, part: str) -> str:
+        """A part's marked output text."""
         if part[0] == SPACE_SYMBOL:
             return self.spaced(part[1:])
         return self._parts.get(part) or self._compute(part, self._parts, part)
 
-    def _compute(self, part: str, cache: dict[str, Entry], key: str) -> Entry:
-        """Compute a part's entry and cache it under ``key``."""
+    def _entry(self, part: str) -> Entry:
+        """A part's entry, its numbers read from its marked text: the
+        pieces are its spaces, and a mark (or none) gives the least
+        robustness it has. The magnitude is bounded by the pieces (a part
+        that exceeds that bound, or holds an unknown piece, is rejected);
+        a rejected part is segmented again, uncached (rare: the word path
+        caches each word's entry anyway)."""
+        text = self._text(part)
+        if text[0] == REJECTED:
+            return self._entry_of(self._model.encode_part(part))
+        count = text.count(" ") + 1
+        if NEVER < ord(text[0]) <= NEVER + len(self._needed):
+            robustness = self._needed[ord(text[0]) - NEVER - 1]
+        else:
+            robustness = self._needed[-1]
+        return text, count, robustness, self.per_piece * count, 0
+
+    def _compute(self, part: str, cache: dict[str, str], key: str) -> str:
+        """Compute a part's marked text and cache it under ``key``."""
         if len(self._parts) + len(self._spaced) >= MAX_PARTS:
             self.clear()
         output = self._part_output(part, self.ids)
         if output is None:
-            found = cache[key] = self._entry_of(self._model.encode_part(part))
+            found = cache[key] = self._entry_of(self._model.encode_part(part))[0]
         else:
-            found = cache[key] = self._marked(*output, 0)
+            found = cache[key] = self._marked(*output, 0)[0]
         return found
 
     def _entry_of(self, encoding: WordEncoding) -> Entry:
@@ -304,7 +324,7 @@ class PlainLineEncoder:
                                           and not self._is_plain(token))):
             text = REJECTED
         elif token.isalpha():  # letters are seldom cut: spare the cut test
-            text = self._words.spaced(token)[0]
+            text = self._words.spaced(token)
         else:
             text = self._words.token_text(token)
         self._texts[token] = text
