@@ -1,5 +1,5 @@
 """``python -m subtok`` runs the command-line tool."""
 
-from .cli import main
+from .cli import run
 
-main(prog_name="subtok")
+run()

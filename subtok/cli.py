@@ -9,6 +9,7 @@ non-zero exit status, never a traceback.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections import Counter
 
@@ -116,6 +117,21 @@ class _Group(click.Group):
 @click.version_option(__version__, prog_name="subtok")
 def main() -> None:
     """Subword tokenizers compatible with SentencePiece models."""
+
+
+def run() -> None:
+    """The console script (and ``python -m subtok``): the tool, then, once
+    it succeeded and its output is flushed, an exit that skips tearing the
+    interpreter down. Freeing the caches of a long encode object by object
+    took about 0.11 s after a 35 MB encode, work whose only effect is
+    memory the exit returns anyway. Errors take the usual exit."""
+    main(prog_name="subtok")
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:
+        os._exit(141)
+    os._exit(0)
 
 
 def _load(model: str) -> SentencePieceProcessor:
