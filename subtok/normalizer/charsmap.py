@@ -167,6 +167,8 @@ class CharsMap:
     def __init__(self, blob: bytes) -> None:
         self.units, self.strings = split_blob(blob)
         self._targets: dict[int, str] = {}
+        #: (character, node) of each one-character key whose target is " ".
+        self._to_space: list[tuple[str, int]] = []
         self.trigger_chars, self.inner_chars = self._find_triggers(_index_children(self.units))
 
     def _find_triggers(self, children: dict) -> tuple[frozenset[str], frozenset[str]]:
@@ -215,6 +217,10 @@ class CharsMap:
                         triggers.add(char)
                     elif leaf:  # from the root, only whole keys count
                         triggers.add(char)
+                        value = child ^ _offset(units[child])  # checked where looked up
+                        at = units[value] & 0x7FFFFFFF if value < len(units) else -2
+                        if self.strings[at:at + 2] == b" \0":
+                            self._to_space.append((char, child))
                     if child not in seen:
                         seen.add(child)
                         if len(seen) > len(units):
@@ -231,10 +237,8 @@ class CharsMap:
         space, which could then match where such a character stood."""
         if " " in self.inner_chars or self._node(b" ") is not None:
             return frozenset()
-        return frozenset(
-            char for char in self.trigger_chars - self.inner_chars
-            if self.longest_match(char, 0) == (" ", 1)
-            and not self._has_children(self._node(char.encode("utf-8"))))
+        return frozenset(char for char, node in self._to_space
+                         if char not in self.inner_chars and not self._has_children(node))
 
     def _node(self, data: bytes) -> int | None:
         """The node that ``data`` leads to from the root, if any."""
