@@ -79,6 +79,11 @@ class PerLine:
     def __call__(self, line: bytes, number: int = 1) -> bytes:
         raise NotImplementedError
 
+    def in_worker(self, workers: int) -> None:
+        """Called in each of ``workers`` worker processes before its first
+        job: caches that grow with the input keep 1/``workers`` of their
+        size, so the workers together stay within one process's memory."""
+
     def lines(self, lines: list[bytes], first_line: int = 1) -> list[bytes]:
         """The output of each line; an error names the input line it is about."""
         out = []
@@ -106,6 +111,9 @@ class LineEncoder(PerLine):
         self.processor = processor
         self.ids = output_format == "id"
         self.options = parse_extra_options(extra_options, processor)
+
+    def in_worker(self, workers: int) -> None:
+        self.processor.cache_share = 1.0 / workers
 
     def pairs(self, line: bytes) -> list[Pair]:
         pairs = self.processor.encode_pairs(_text(line))
@@ -228,7 +236,7 @@ class LineDecoder(PerLine):
 # over them cost about 6% of a cold encode of gutenberg (0.38 s): after
 # each job, what survived it is frozen out of the collector's sight.
 # Frozen objects are still freed by reference counting.
-def _serve(function: PerLine, jobs_in, results_out) -> None:
+def _serve(function: PerLine, jobs_in, results_out, workers: int) -> None:
     """A worker: ``function.block`` or ``function.lines`` on each job that
     comes in, the result (or the error) sent back, until None.
 
@@ -250,6 +258,7 @@ def _serve(function: PerLine, jobs_in, results_out) -> None:
             queued.put(None)
 
     threading.Thread(target=take_jobs, daemon=True).start()
+    function.in_worker(workers)
     try:
         while True:
             job = queued.get()
@@ -319,10 +328,11 @@ class _Worker:
     """A worker process, the parent's ends of its pipes and how many jobs
     it holds."""
 
-    def __init__(self, context, function: PerLine) -> None:
+    def __init__(self, context, function: PerLine, workers: int) -> None:
         jobs_in, self.jobs_out = context.Pipe(duplex=False)
         self.results_in, results_out = context.Pipe(duplex=False)
-        self.process = context.Process(target=_serve, args=(function, jobs_in, results_out),
+        self.process = context.Process(target=_serve,
+                                       args=(function, jobs_in, results_out, workers),
                                        daemon=True)
         self.process.start()
         jobs_in.close()
@@ -341,7 +351,7 @@ def _in_workers(context, function: PerLine, method: str, jobs: Iterator[tuple[in
     worker are sent and not yet given back, so a worker always has its
     next job queued while the output stays in order and bounded.
     """
-    workers = [_Worker(context, function) for _ in range(num_threads)]
+    workers = [_Worker(context, function, num_threads) for _ in range(num_threads)]
     by_conn = {worker.results_in: worker for worker in workers}
     sentinels = {worker.process.sentinel: worker for worker in workers}
     done: dict[int, tuple[bool, object]] = {}

@@ -171,7 +171,7 @@ class WordEntries:
 
     def _compute(self, part: str, cache: dict[str, str], key: str) -> str:
         """Compute a part's marked text and cache it under ``key``."""
-        if len(self._parts) + len(self._spaced) >= MAX_PARTS:
+        if len(self._parts) + len(self._spaced) >= MAX_PARTS * self.processor.cache_share:
             self.clear()
         output = self._part_output(part, self.ids)
         if output is None:
@@ -232,9 +232,10 @@ class PlainLineEncoder:
         self._words.clear()
 
     def _keep_bounded(self) -> None:
-        """Start over once MAX_TOKENS are cached (between lines only, so no
-        line loses a token; a block of lines adds a few thousand)."""
-        if len(self._texts) >= MAX_TOKENS:
+        """Start over once MAX_TOKENS (times the processor's cache share)
+        are cached: between lines only, so no line loses a token (a block
+        of lines adds a few thousand)."""
+        if len(self._texts) >= MAX_TOKENS * self.processor.cache_share:
             self._start_over()
 
     def lines(self, lines: list[str]) -> list[str | None]:

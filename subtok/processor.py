@@ -125,6 +125,11 @@ class SentencePieceProcessor:
                              and self.model.cuts_before_every_space)
         # Without byte fallback, unknown runs merge, also across words.
         self._merges_unknown = not vocab.byte_fallback
+        #: The share of their full size (MAX_WORDS here, MAX_TOKENS and
+        #: MAX_PARTS in plain_lines) that the CLI caches keep: each of N
+        #: worker processes keeps 1/N, so that together they hold what one
+        #: process would (see batch.PerLine.in_worker).
+        self.cache_share = 1.0
 
     def __reduce__(self):
         return (_processor_from_proto, (self.serialized_model_proto(),))
@@ -338,7 +343,7 @@ class SentencePieceProcessor:
         one cached output text per word, joined; only an unknown run that
         may cross words sends the line down the general path."""
         texts, edges = self._word_texts[ids], self._word_edges[ids]
-        if len(texts) >= MAX_WORDS:  # between lines: edges must cover the line
+        if len(texts) >= MAX_WORDS * self.cache_share:  # between lines: edges cover the line
             texts.clear()
             edges.clear()
         out = " ".join(map(texts.__getitem__, words))

@@ -176,6 +176,33 @@ def test_caches_that_start_over_constantly_stay_exact(spm, monkeypatch, capacity
 
 
 @needs_data
+@pytest.mark.parametrize("workers", [1, 4])
+def test_a_worker_keeps_its_share_of_the_caches(spm, monkeypatch, workers):
+    """In one of N worker processes the CLI caches start over at 1/N of
+    their size (N workers then hold what one process would), and the
+    output stays sentencepiece's."""
+    import subtok.plain_lines
+    from subtok.batch import LineEncoder
+    monkeypatch.setattr(subtok.plain_lines, "MAX_TOKENS", 400)
+    monkeypatch.setattr(subtok.plain_lines, "MAX_PARTS", 400)
+    path = str(MODELS_DIR / "maxtext_c4_unigram32k.model")
+    ref = spm.SentencePieceProcessor(model_file=path)
+    mine = SentencePieceProcessor(path)
+    encoder = LineEncoder(mine, "id")
+    encoder.in_worker(workers)
+    texts = mine._plain_encoder(True)._texts
+    words = mine._words(True)
+    largest = 0
+    for block in range(20):
+        lines = ["w%dx%d said, the t%d." % (block, k, k % 7) for k in range(30)]
+        got = encoder.block("\n".join(lines).encode()).decode().split("\n")[:-1]
+        assert got == [" ".join(map(str, ref.encode(line))) for line in lines]
+        largest = max(largest, len(texts), len(words._parts) + len(words._spaced))
+    # A block adds up to 30 distinct tokens (and their parts) past the bound.
+    assert 400 // workers <= largest < 400 // workers + 100
+
+
+@needs_data
 @pytest.mark.parametrize("capacity", [1, 400_000])
 @pytest.mark.parametrize("name", ["maxtext_c4_unigram32k", "test_model"])
 def test_block_path_decides_plainness_per_token(spm, monkeypatch, capacity, name):
