@@ -99,6 +99,8 @@ class WordEntries:
         self._safe_parts = model.safe_parts
         self._letter_parts = model.letter_parts
         self._part_output = model.part_output
+        #: Model.clean_punctuation, fetched on first use.
+        self._clean: str | None = None
         self._parts: dict[str, str] = {}
         #: Parts that begin with "▁", keyed without it: a plain token's
         #: word is "▁" + token, so a word no cut splits shares the token
@@ -132,14 +134,18 @@ class WordEntries:
         with its parts' marks: no numbers to join, as each mark bounds the
         pieces before its own part. The token is cut between its runs of
         letters and of other characters where that is safe
-        (``Model.letter_parts``), else at every safe place."""
+        (``Model.letter_parts``), else at every safe place; the usual
+        token, a word and clean punctuation ("said,"), is cut right here."""
+        clean = self._clean
+        if clean is None:
+            clean = self._clean = self._model.clean_punctuation()
+        body = token.rstrip(clean)
+        if len(body) < len(token) and body.isalpha():
+            return self.spaced(body) + " " + self._text(token[len(body):])
         runs = self._letter_parts(token)
         if runs is None:
             return " ".join(map(self._text, self._safe_parts(SPACE_SYMBOL + token)))
-        first = self.spaced(runs[0])
-        if len(runs) == 2:  # the usual case: "said,"
-            return first + " " + self._text(runs[1])
-        return " ".join([first] + list(map(self._text, runs[1:])))
+        return " ".join([self.spaced(runs[0])] + list(map(self._text, runs[1:])))
 
     def spaced(self, token: str) -> str:
         """The marked output text of the word "▁" + ``token``, which no cut

@@ -186,6 +186,12 @@ class Model:
             return parts + [token[len(body):]] if len(body) < len(token) else parts
         return None if unclean(token) is not None else list(filter(None, runs(token)))
 
+    def clean_punctuation(self) -> str:
+        """The common punctuation that no piece puts next to a letter
+        (see :meth:`letter_parts`): stripped off a word's end, it leaves a
+        part segmented on its own. Built on first use."""
+        return (self._letter_cuts or self._letter_tables())[2]
+
     def _letter_tables(self) -> tuple:
         """(search for an unclean character, split into runs, common clean
         characters) of :meth:`letter_parts`, built on first use."""
