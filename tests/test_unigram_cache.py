@@ -51,14 +51,14 @@ def test_cached_encoding_equals_whole_sentence_viterbi_and_oracle(spm, name):
 @given(offsets=st.lists(st.integers(-6, 6), min_size=5, max_size=5), scale=st.integers(16, 20),
        words=st.lists(st.sampled_from(["ab", "ba", "aba", "abab", "bab", "a", "b", "c", "abc"]),
                       min_size=1, max_size=5),
-       filler=st.integers(0, 1600))
+       filler=st.integers(0, 3500))
 def test_near_ties_at_large_accumulated_scores_match_sentencepiece(spm, offsets, scale, words,
                                                                    filler):
     """Words whose segmentations tie up to a few 2**-scale, after filler
-    words that push the accumulated score up to ~98000 (ulp 1/128): the
-    cache must reuse a word only where float32 rounding cannot flip its
-    path, and fall back to the exact computation elsewhere. (Past 100000
-    sentencepiece itself departs from float32, see the xfail below.)"""
+    words that push the accumulated score up to ~213000 (ulp 1/64), past
+    sentencepiece's reset to 0 at 100000 and again at 200000: the cache
+    must reuse a word only where float32 rounding cannot flip its path,
+    and fall back to the exact computation elsewhere."""
     d = [k * 2.0 ** -scale for k in offsets]
     model = make(META + [(S, -1.0, N), ("a", -2.0, N), ("b", -2.0, N), ("c", -60.0, N),
                          ("ab", -4.0 + d[0], N), (S + "a", -3.0 + d[1], N), (S + "ab", -5.0 + d[2], N),
@@ -129,14 +129,11 @@ def test_weak_word_is_reused_only_after_as_few_pieces_as_its_mark_allows(spm, si
             assert mine.encode_line(line, True) == " ".join(map(str, ref.encode(line))), filler
 
 
-@pytest.mark.xfail(strict=True, reason="open: sentencepiece 0.2.3's Encode keeps '▁ab ab' here, "
-                   "where the per-position float32 DP (and its per-node lattice) give '▁a bab'")
-def test_known_near_tie_where_sentencepiece_differs_from_every_float_model(spm):
-    """Found by the Hypothesis test above: 0.2.3's Encode breaks this tie
-    as at score 0 (exactly) whenever the accumulated score lies a few
-    hundred above a multiple of 100000 (-100040 here; also 200000,
-    300000, ... for other filler scores), and like float32 elsewhere; its
-    own n-best lattice follows float32. Kept here, strict, until understood."""
+def test_near_tie_just_past_the_reset_threshold_matches_sentencepiece(spm):
+    """Found by the Hypothesis test above: where the accumulated score
+    passes -100000 (here -100040), sentencepiece 0.2.3 shifts its scores
+    back to 0 and breaks the tie at the end as at score 0; the float32 DP
+    without that reset gives '▁a bab' instead of '▁ab ab'."""
     d = 2.0 ** -14
     model = make(META + [(S, -1.0, N), ("a", -2.0, N), ("b", -2.0, N), ("c", -60.0, N),
                          ("ab", -4.0, N), (S + "a", -3.0, N), (S + "ab", -5.0, N),
@@ -145,6 +142,26 @@ def test_known_near_tie_where_sentencepiece_differs_from_every_float_model(spm):
     mine = SentencePieceProcessor(model_proto=model)
     line = "c " * 1640 + "abab"
     assert mine.encode(line) == ref.encode(line)
+    assert mine.encode_line(line, True) == " ".join(map(str, ref.encode(line)))
+
+
+@pytest.mark.parametrize("sign", [-1, 1])
+def test_reset_inside_a_cached_word_moves_the_score_the_next_word_starts_from(spm, sign):
+    """The fillers bring the score near -100000; inside "▁xyz" (one piece)
+    the values at "▁x" and "▁xy", off the best path, pass it first, so
+    sentencepiece shifts by those and "▁xyz" ends near +26 instead of
+    -99984. The near tie of "ab" after it (2**-10: kept at 26, lost to
+    float32 at -99984) shows which score it started from."""
+    model = make(META + [(S, -1.0, N), ("a", -2.5, N), ("b", -2.5, N), ("c", -60.0, N),
+                         ("x", -30.0, N), ("y", -30.0, N), ("z", -30.0, N), (S + "xyz", -5.0, N),
+                         ("ab", -4.0, N), (S + "ab", -5.0 + sign * 2.0 ** -10, N)])
+    ref = spm.SentencePieceProcessor(model_proto=model)
+    mine = SentencePieceProcessor(model_proto=model)
+    for filler in range(1634, 1644):
+        line = "c " * filler + "xyz ab"
+        expected = ref.encode(line)
+        assert mine.encode(line) == expected, filler
+        assert mine.encode_line(line, True) == " ".join(map(str, expected)), filler
 
 
 @pytest.mark.parametrize("capacity", [1, 3])
@@ -281,20 +298,13 @@ def _joined_corpus_line(count: int, start: int) -> str:
 
 
 @needs_corpora
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="open: on some very long lines 0.2.3's Encode keeps the offer that is "
-                   "larger in double where two offers tie in float32; its rule is not found yet")
-def test_known_long_line_where_sentencepiece_departs_from_float32(spm):
-    """250 corpus lines joined (22k characters): our cached encoding equals
-    our whole-line float32 Viterbi (a real failure if not), but
-    sentencepiece 0.2.3 differs from both at an accumulated score near
-    -171026, where "en"+"tion" and "ent"+"ion" tie in float32 and 0.2.3
-    keeps the second, larger in double. Yet on gutenberg's longest line it
-    keeps the first of "e"+"ee" / "ee"+"e", also the larger in double,
-    and the near-tie tests above hold only with float32 accumulation.
-    Rules tried in ``viterbi`` that fail those tests: a double offer
-    against the stored float32; offers compared in double; a float32
-    offer against the earlier offer's double."""
+def test_long_line_through_several_resets_matches_sentencepiece(spm):
+    """250 corpus lines joined (22k characters): sentencepiece shifts its
+    scores back to 0 where they pass -100000, which changes the float32
+    rounding of everything after; at about -171026 in unshifted terms
+    "en"+"tion" and "ent"+"ion" tie in float32 without the shift and not
+    with it. Our cached encoding equals our whole-line float32 Viterbi
+    (which shifts too) and sentencepiece."""
     path = str(MODELS_DIR / "hf_test_sentencepiece_no_bos.model")
     mine = SentencePieceProcessor(path)
     ref = spm.SentencePieceProcessor(model_file=path)
@@ -303,6 +313,5 @@ def test_known_long_line_where_sentencepiece_departs_from_float32(spm):
     nodes, _ = mine.model.viterbi(normalized)
     whole = mine._post_process([(normalized[b:b + n], i) for b, n, i, _ in nodes])
     cached = mine.encode(line)
-    if cached != [i for _, i in whole]:
-        pytest.fail("the cache departs from the whole-line Viterbi")  # not the known gap
+    assert cached == [i for _, i in whole]
     assert cached == ref.encode(line)

@@ -22,6 +22,13 @@ accumulated score stays below the bound of all its words (almost always),
 cached results are exact. Otherwise the affected words are recomputed in
 context, starting from the exact float32 accumulated score, which is known
 because all earlier decisions were robust.
+
+Sentencepiece 0.2.3 also keeps the accumulated score small: at the first
+position whose best value passes +-100000 (RESET_THRESHOLD), that value is
+subtracted from every value it has at or after the position, exactly (the
+float32 values are that close), and the sums go on from 0 with finer
+rounding. This only shrinks the offsets the cache's bounds allow for, but
+the exact recomputation follows it (see :meth:`UnigramModel.viterbi`).
 """
 
 from __future__ import annotations
@@ -33,6 +40,10 @@ from .base import Model, WordEncoding
 
 #: float32 as bytes: pack then unpack rounds a Python float to float32.
 FLOAT32 = struct.Struct("<f")
+
+#: Sentencepiece 0.2.3's Encode shifts its accumulated scores back to 0
+#: where one passes this magnitude (EncodeOptimized in unigram_model.cc).
+RESET_THRESHOLD = 100000.0
 
 # Rounding-error budget (see UnigramModel.encode_part): in float32, every
 # addition ``acc + score`` is off by at most 2**-24 of its result.
@@ -139,17 +150,30 @@ class UnigramModel(Model):
         ``float32(best[i] + score)`` to the position where it ends, and an
         offer replaces the value there only if strictly larger, so among
         equal float32 sums the first offered wins (the earliest start,
-        i.e. the longest piece).
+        i.e. the longest piece). Where ``best[i]`` passes RESET_THRESHOLD,
+        it is first subtracted (in float32) from ``best[i]`` and from every
+        value already offered at or after ``i``, as sentencepiece does; the
+        final score returned is then the shifted one, which is what the
+        following text starts from. ``start`` must be such a value too:
+        the score sentencepiece has where ``text`` begins.
         """
         n = len(text)
         unpack, pack = FLOAT32.unpack, FLOAT32.pack
         best = [start] + [0.0] * n
         back: list = [None] * (n + 1)  # (begin, length, id, score) of the best node ending here
         nodes_at = self.nodes_at
+        frontier = 0  # the farthest position offered to so far
         for i in range(n):
             acc = best[i]
+            if not -RESET_THRESHOLD <= acc <= RESET_THRESHOLD:
+                for j in range(i, frontier + 1):
+                    if j == i or back[j] is not None:
+                        best[j] = unpack(pack(best[j] - acc))[0]
+                acc = 0.0
             for length, piece_id, score in nodes_at(text, i):
                 end = i + length
+                if end > frontier:
+                    frontier = end
                 value = unpack(pack(acc + score))[0]
                 if back[end] is None or value > best[end]:
                     best[end] = value
@@ -347,8 +371,10 @@ class UnigramModel(Model):
         while i < count:
             if least_robust[i] > 1.01 * (abs(acc) + magnitude_left[i]) + 1.0:
                 break
+            if not -RESET_THRESHOLD <= acc <= RESET_THRESHOLD:
+                acc = 0.0  # sentencepiece's reset, where a word starts (no piece crosses)
             bound = abs(acc) + 1.0
-            if results[i].robustness > bound:
+            if results[i].robustness > bound and not self._may_reset(acc, words[i]):
                 pieces = results[i].pieces
                 out.extend(pieces)
                 for _, piece_id in pieces:
@@ -366,6 +392,13 @@ class UnigramModel(Model):
             out.extend(self._pieces(text, path))
             i = j + 1
         return out, i
+
+    def _may_reset(self, acc: float, word: str) -> bool:
+        """True unless every value sentencepiece keeps inside ``word``,
+        starting from ``acc``, surely stays within RESET_THRESHOLD: each
+        position adds at most the largest |score| (with room for float32
+        rounding). Only then may a cached word's scores simply be added."""
+        return abs(acc) + 1.01 * (len(word) + 1) * self.max_abs_score + 1.0 > RESET_THRESHOLD
 
     def _scores_by_id(self) -> list[float]:
         """The score Encode adds for each id of a cached path: its piece's,
