@@ -8,6 +8,7 @@ reproduces the file byte for byte.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,7 +56,8 @@ class ModelData:
         """The validated vocabulary (built once: loading validates it first)."""
         if self._vocab is None:
             self._vocab = Vocabulary(self.pieces, self.scores, self.types,
-                                     byte_fallback=self.byte_fallback, special=self.special)
+                                     byte_fallback=self.byte_fallback, special=self.special,
+                                     one_map=self.model_type == "bpe")
         return self._vocab
 
 
@@ -115,6 +117,8 @@ def parse_model(data: bytes, source: str = "<bytes>") -> ModelData:
     try:
         model = model_from_proto(proto)
         model.vocabulary()  # validates pieces, types, byte pieces
+        if model.model_type == "unigram" and not all(map(math.isfinite, model.scores)):
+            raise ModelFileError("score is NaN or Inf.")
         if model.model_type == "unigram" and not any(
                 t == PieceType.NORMAL for t in model.types):
             raise ModelFileError("no pieces are loaded.")

@@ -33,6 +33,10 @@ class PieceType(enum.IntEnum):
 
 _NORMAL_MAP_TYPES = (PieceType.NORMAL, PieceType.USER_DEFINED, PieceType.UNUSED)
 
+#: sentencepiece 0.2.3 refuses pieces of this many UTF-8 bytes or more.
+MAX_PIECE_BYTES = 8000
+NULL_PIECE = "\0"
+
 DEFAULT_UNK_SURFACE = " \u2047 "
 
 
@@ -62,19 +66,34 @@ class Vocabulary:
     byte_fallback: bool = False
     special: SpecialPieces = field(default_factory=SpecialPieces)
 
+    #: BPE keeps every piece in one map (sentencepiece 0.2.3 builds it
+    #: with use_reserved_id_map=false): a CONTROL piece may then not share
+    #: its string with a NORMAL one either.
+    one_map: bool = False
+
     def __post_init__(self) -> None:
         self.normal: dict[str, int] = {}
         self.reserved: dict[str, int] = {}
+        if any(len(piece.encode("utf-8", "surrogateescape")) >= MAX_PIECE_BYTES
+               for piece in self.pieces):
+            raise ModelFileError("piece is too long.")
+        if self.byte_fallback and NULL_PIECE in self.pieces:
+            # sentencepiece 0.2.3 takes a "\0" piece beside byte pieces
+            # (third-party conversions add one) for UNUSED, with a warning.
+            self.types = [PieceType.UNUSED if piece == NULL_PIECE else kind
+                          for piece, kind in zip(self.pieces, self.types)]
         unk = None
         for index, (piece, kind) in enumerate(zip(self.pieces, self.types)):
             if not piece:
                 raise ModelFileError("piece must not be empty.")
+            if piece == NULL_PIECE and kind == PieceType.UNUSED:
+                continue  # in no map: never matched, never looked up
             if "\0" in piece:
                 raise ModelFileError("piece must not include null character.")
             if kind not in PieceType._value2member_map_:
                 raise ModelFileError("piece %r has an unknown type %d." % (piece, kind))
             target = self.normal if kind in _NORMAL_MAP_TYPES else self.reserved
-            if piece in target:
+            if piece in target or (self.one_map and (piece in self.normal or piece in self.reserved)):
                 raise ModelFileError("%s is already defined." % piece)
             target[piece] = index
             if kind == PieceType.UNKNOWN:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from conftest import model_id, model_paths, needs_data, run_subtok
@@ -83,6 +85,47 @@ def test_broken_models_give_one_clear_error(tmp_path, blob, message):
     lines = proc.stderr.decode().strip().splitlines()
     assert len(lines) == 1 and str(path) in lines[0] and message in lines[0], proc.stderr
     assert b"Traceback" not in proc.stderr and proc.stdout == b""
+
+
+def _scored(pieces, scores, types, model_type="unigram", **trainer):
+    data = ModelData(list(pieces), list(scores), [int(t) for t in types], model_type=model_type)
+    data.proto = build_proto(data, {"model_type": {"unigram": 1, "bpe": 2}[model_type], **trainer},
+                             {"name": "identity"})
+    return data.proto.SerializeToString()
+
+
+N, U, C = PieceType.NORMAL, PieceType.UNKNOWN, PieceType.CONTROL
+
+
+@pytest.mark.parametrize("blob", [
+    _scored(["<unk>", "a", "b"], [0.0, float("nan"), -1.0], [U, N, N]),
+    _scored(["<unk>", "a", "b"], [0.0, -1.0, float("-inf")], [U, N, N]),
+    _scored(["<unk>", "a" * 8000, "b"], [0.0, -1.0, -2.0], [U, N, N]),
+    _scored(["<unk>", "<s>", "a", "<s>"], [0.0, 0.0, -1.0, -2.0], [U, C, N, N], "bpe"),
+    _scored(["<unk>", "a", "x\0"], [0.0, -1.0, -2.0], [U, N, N]),
+], ids=["nan score", "inf score", "8000-byte piece", "bpe control and normal alike", "nul"])
+def test_models_sentencepiece_refuses_are_refused_with_its_message(spm, tmp_path, blob):
+    with pytest.raises(RuntimeError) as theirs:
+        spm.SentencePieceProcessor(model_proto=blob)
+    message = str(theirs.value).split("INTERNAL: ")[-1].strip()
+    path = tmp_path / "refused.model"
+    path.write_bytes(blob)
+    with pytest.raises(ModelFileError, match=re.escape(message)):
+        load_model(path)
+
+
+def test_a_nul_piece_beside_byte_pieces_is_taken_for_unused(spm):
+    """sentencepiece 0.2.3 retypes a "\\0" piece to UNUSED when byte
+    fallback is on (third-party conversions add one): the NUL then
+    becomes the byte piece <0x00>."""
+    pieces = ["<unk>", "\u2581", "a", "\0"] + ["<0x%02X>" % b for b in range(256)]
+    types = [U, N, N, N] + [PieceType.BYTE] * 256
+    blob = _scored(pieces, [0.0, -1.0, -1.0, -1.0] + [0.0] * 256, types, byte_fallback=True)
+    ref = spm.SentencePieceProcessor(model_proto=blob)
+    mine = SentencePieceProcessor(model_proto=blob)
+    for text in ("a\0a", "\0", "a"):
+        assert mine.encode(text) == ref.encode(text)
+    assert mine.is_unused(3) == ref.is_unused(3)
 
 
 def test_truncated_real_model_is_rejected(tmp_path):

@@ -264,3 +264,24 @@ def test_word_model_tokens_are_never_cut_at_punctuation(spm, byte_fallback):
                     for line in lines]
         assert mine.encode_lines(lines, ids) == expected
         assert [mine.encode_line(line, ids) for line in lines] == expected
+
+
+@pytest.mark.parametrize("byte_fallback", [False, True])
+@pytest.mark.parametrize("model_type, entries", [
+    ("char", [(S, -1.0, N), ("a", -2.0, N), ("b", -2.5, X), ("c", -3.0, N)]),
+    ("word", [(S + "a", -1.0, N), (S + "b", -2.0, X), (S + "c", -2.0, N)]),
+    ("bpe", [(S + "a", 0.0, N), ("a", -1.0, N), ("b", -2.0, X), (S, -3.0, N), ("c", -4.0, N),
+             ("ac", -5.0, X), ("acc", -6.0, N)]),
+])
+def test_unused_pieces_no_merge_made_are_unknown(spm, model_type, entries, byte_fallback):
+    """sentencepiece 0.2.3's char, word and BPE models turn an UNUSED piece
+    into the unknown piece (BPE first splits one a merge made back into
+    its halves): with byte fallback, into its bytes."""
+    model = make(META + entries, model_type, byte_fallback=byte_fallback)
+    ref = spm.SentencePieceProcessor(model_proto=model)
+    mine = SentencePieceProcessor(model_proto=model)
+    for text in ("a b c", "ab", "b", "bb a", "acc ac", "c b"):
+        expected = ref.encode(text)
+        assert mine.encode(text) == expected, text
+        assert mine.encode(text, out_type=str) == ref.encode(text, out_type=str), text
+        assert mine.encode_line(text, True) == " ".join(map(str, expected)), text

@@ -22,7 +22,7 @@ import string
 from dataclasses import dataclass
 
 from ..normalizer.normalizer import SPACE_SYMBOL
-from ..vocab import Vocabulary
+from ..vocab import PieceType, Vocabulary
 
 
 #: A letter, as ``re`` sees it: a word character that is no digit or "_".
@@ -109,10 +109,13 @@ class Model:
 
     def pair(self, symbol: str) -> tuple[str, int]:
         """``(symbol, id)``: a vocabulary piece's shared tuple, or an unknown
-        symbol's own."""
+        symbol's own. An UNUSED piece is unknown here (sentencepiece 0.2.3's
+        char, word and BPE models all make it so)."""
         unk = self.vocab.unk_index
         piece_id = self.vocab.normal.get(symbol, unk)
-        return (symbol, unk) if piece_id == unk else self.pairs[piece_id]
+        if piece_id == unk or self.vocab.types[piece_id] == PieceType.UNUSED:
+            return (symbol, unk)
+        return self.pairs[piece_id]
 
     def split_words(self, normalized: str) -> list[str]:
         """Cut ``normalized`` at the safe places next to "▁"."""

@@ -5,7 +5,8 @@ the merge rank, and encoding repeatedly merges the adjacent pair whose
 concatenation is a piece with the highest score, the leftmost pair first on
 ties. User-defined symbols are cut out first and never merge. A merge may
 produce an UNUSED piece; such a symbol is split back into the two halves it
-was made of when the result is emitted.
+was made of when the result is emitted (an UNUSED piece no merge made, a
+single character, is the unknown piece).
 
 ``alpha`` > 0 gives BPE-dropout: each merge that would be applied is
 skipped with probability ``alpha`` (Provilkov et al., 2020).
@@ -40,6 +41,10 @@ def initial_symbols(text: str, user_defined: frozenset[str], max_user: int) -> l
             symbols.append((text[i], False))
             i += 1
     return symbols
+
+
+#: sentencepiece 0.2.3's kMaxBpeResegmentDepth.
+RESEGMENT_DEPTH = 100
 
 
 class BPEModel(Model):
@@ -104,12 +109,18 @@ class BPEModel(Model):
             i = nxt[i]
         return out
 
-    def _emit(self, symbol: str, halves: dict[str, tuple[str, str]], out: list) -> None:
-        """Output a final symbol; UNUSED pieces (the only ones in ``halves``)
-        are split back recursively."""
-        if symbol in halves:
+    def _emit(self, symbol: str, halves: dict[str, tuple[str, str]], out: list,
+              depth: int = 0) -> None:
+        """Output a final symbol; UNUSED pieces made by a merge (the only
+        ones in ``halves``) are split back recursively, others are unknown
+        (see :meth:`Model.pair`). Past RESEGMENT_DEPTH splits a symbol is
+        kept whole with its own id, as sentencepiece 0.2.3 stops there."""
+        if depth > RESEGMENT_DEPTH:
+            out.append(self.pairs[self.vocab.normal[symbol]] if symbol in self.vocab.normal
+                       else (symbol, self.vocab.unk_index))
+        elif symbol in halves:
             left, right = halves[symbol]
-            self._emit(left, halves, out)
-            self._emit(right, halves, out)
+            self._emit(left, halves, out, depth + 1)
+            self._emit(right, halves, out, depth + 1)
         else:
             out.append(self.pair(symbol))
