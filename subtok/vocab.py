@@ -74,8 +74,10 @@ class Vocabulary:
     def __post_init__(self) -> None:
         self.normal: dict[str, int] = {}
         self.reserved: dict[str, int] = {}
-        if any(len(piece.encode("utf-8", "surrogateescape")) >= MAX_PIECE_BYTES
-               for piece in self.pieces):
+        # A character takes at most 4 bytes: only long pieces need encoding.
+        if max(map(len, self.pieces), default=0) >= MAX_PIECE_BYTES // 4 and any(
+                len(piece.encode("utf-8", "surrogateescape")) >= MAX_PIECE_BYTES
+                for piece in self.pieces):
             raise ModelFileError("piece is too long.")
         if self.byte_fallback and NULL_PIECE in self.pieces:
             # sentencepiece 0.2.3 takes a "\0" piece beside byte pieces
@@ -83,17 +85,18 @@ class Vocabulary:
             self.types = [PieceType.UNUSED if piece == NULL_PIECE else kind
                           for piece, kind in zip(self.pieces, self.types)]
         unk = None
+        one_map = self.one_map
         for index, (piece, kind) in enumerate(zip(self.pieces, self.types)):
             if not piece:
                 raise ModelFileError("piece must not be empty.")
-            if piece == NULL_PIECE and kind == PieceType.UNUSED:
-                continue  # in no map: never matched, never looked up
             if "\0" in piece:
+                if piece == NULL_PIECE and kind == PieceType.UNUSED:
+                    continue  # in no map: never matched, never looked up
                 raise ModelFileError("piece must not include null character.")
             if kind not in PieceType._value2member_map_:
                 raise ModelFileError("piece %r has an unknown type %d." % (piece, kind))
             target = self.normal if kind in _NORMAL_MAP_TYPES else self.reserved
-            if piece in target or (self.one_map and (piece in self.normal or piece in self.reserved)):
+            if piece in target or (one_map and (piece in self.normal or piece in self.reserved)):
                 raise ModelFileError("%s is already defined." % piece)
             target[piece] = index
             if kind == PieceType.UNKNOWN:
