@@ -152,10 +152,11 @@ class UnigramModel(Model):
         equal float32 sums the first offered wins (the earliest start,
         i.e. the longest piece). Where ``best[i]`` passes RESET_THRESHOLD,
         it is first subtracted (in float32) from ``best[i]`` and from every
-        value already offered at or after ``i``, as sentencepiece does; the
-        final score returned is then the shifted one, which is what the
-        following text starts from. ``start`` must be such a value too:
-        the score sentencepiece has where ``text`` begins.
+        value already offered at or after ``i``, as sentencepiece does. The
+        final score returned carries the shifts made inside ``text``; one
+        due where it ends is made where the next text starts (here too, at
+        position 0). ``start`` is the score sentencepiece has where
+        ``text`` begins, its earlier shifts made.
         """
         n = len(text)
         unpack, pack = FLOAT32.unpack, FLOAT32.pack
