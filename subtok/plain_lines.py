@@ -134,8 +134,10 @@ class WordEntries:
         with its parts' marks: no numbers to join, as each mark bounds the
         pieces before its own part. The token is cut between its runs of
         letters and of other characters where that is safe
-        (``Model.letter_parts``), else at every safe place; the usual
-        token, a word and clean punctuation ("said,"), is cut right here."""
+        (``Model.letter_parts``), else at every safe place. The usual
+        token, a word and clean punctuation ("said,"), gets letter_parts'
+        first cut right here: the call and its lists cost 1.1% of a cold
+        gutenberg encode."""
         clean = self._clean
         if clean is None:
             clean = self._clean = self._model.clean_punctuation()

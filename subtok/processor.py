@@ -332,7 +332,9 @@ class SentencePieceProcessor:
         if not model.single_chars().issuperset("".join(words)):
             return self._general_line(text, ids)
         read = functools.partial(_CachedWord, model, ids)
-        head, reused = model.context_head(words, [read(*entry[:4]) for entry in entries])
+        head, reused = model.context_head(
+            words, [read(text, robustness, magnitude)
+                    for text, _, robustness, magnitude, _ in entries])
         # No unknown piece anywhere, so nothing to post-process.
         texts = [format_pairs(head, ids)] if head else []
         texts.extend(unmarked(entry[0]) for entry in entries[reused:])
@@ -722,8 +724,7 @@ class _CachedWord:
 
     __slots__ = ("_model", "_ids", "_text", "robustness", "magnitude")
 
-    def __init__(self, model, ids: bool, text: str, count: int, robustness: float,
-                 magnitude: float) -> None:
+    def __init__(self, model, ids: bool, text: str, robustness: float, magnitude: float) -> None:
         self._model, self._ids, self._text = model, ids, text
         self.robustness, self.magnitude = robustness, magnitude
 

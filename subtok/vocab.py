@@ -96,7 +96,8 @@ class Vocabulary:
             if kind not in PieceType._value2member_map_:
                 raise ModelFileError("piece %r has an unknown type %d." % (piece, kind))
             target = self.normal if kind in _NORMAL_MAP_TYPES else self.reserved
-            if piece in target or (one_map and (piece in self.normal or piece in self.reserved)):
+            if piece in target or (one_map and piece in (self.reserved if target is self.normal
+                                                         else self.normal)):
                 raise ModelFileError("%s is already defined." % piece)
             target[piece] = index
             if kind == PieceType.UNKNOWN:

@@ -203,7 +203,7 @@ def test_token_texts_of_words_with_punctuation_after_them_join_their_letter_part
     path = str(MODELS_DIR / "maxtext_c4_unigram32k.model")
     processor = SentencePieceProcessor(path)
     ref = spm.SentencePieceProcessor(model_file=path)
-    common = processor.model._letter_tables()[2]
+    common = processor.model.clean_punctuation()
     for ids in (True, False):
         words = WordEntries(processor, ids)
         seen = 0
@@ -285,3 +285,16 @@ def test_unused_pieces_no_merge_made_are_unknown(spm, model_type, entries, byte_
         assert mine.encode(text) == expected, text
         assert mine.encode(text, out_type=str) == ref.encode(text, out_type=str), text
         assert mine.encode_line(text, True) == " ".join(map(str, expected)), text
+
+
+def test_bpe_stops_splitting_unused_pieces_back_past_depth_100(spm):
+    """A chain of UNUSED merges ("▁a", "▁aa", ...): sentencepiece 0.2.3
+    splits a symbol back at most 100 levels deep and keeps what is left
+    whole, UNUSED id and all (from 102 characters on)."""
+    entries = [(S, 0.0, N), ("a", -1.0, N)] + [(S + "a" * k, -1.0 - k, X) for k in range(1, 130)]
+    model = make(META + entries, "bpe")
+    ref = spm.SentencePieceProcessor(model_proto=model)
+    mine = SentencePieceProcessor(model_proto=model)
+    for length in (5, 100, 101, 102, 110, 129):
+        assert mine.encode("a" * length) == ref.encode("a" * length), length
+    assert mine.is_unused(ref.encode("a" * 110)[0])

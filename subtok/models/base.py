@@ -107,13 +107,14 @@ class Model:
         guard = "(?<![%s])" % re.escape("".join(sorted(neighbours))) if neighbours else ""
         return re.compile("%s(?=%s)" % (guard, space))
 
-    def pair(self, symbol: str) -> tuple[str, int]:
+    def pair(self, symbol: str, keep_unused: bool = False) -> tuple[str, int]:
         """``(symbol, id)``: a vocabulary piece's shared tuple, or an unknown
         symbol's own. An UNUSED piece is unknown here (sentencepiece 0.2.3's
-        char, word and BPE models all make it so)."""
+        char, word and BPE models all make it so) unless ``keep_unused``."""
         unk = self.vocab.unk_index
         piece_id = self.vocab.normal.get(symbol, unk)
-        if piece_id == unk or self.vocab.types[piece_id] == PieceType.UNUSED:
+        if piece_id == unk or (not keep_unused
+                               and self.vocab.types[piece_id] == PieceType.UNUSED):
             return (symbol, unk)
         return self.pairs[piece_id]
 

@@ -116,8 +116,7 @@ class BPEModel(Model):
         (see :meth:`Model.pair`). Past RESEGMENT_DEPTH splits a symbol is
         kept whole with its own id, as sentencepiece 0.2.3 stops there."""
         if depth > RESEGMENT_DEPTH:
-            out.append(self.pairs[self.vocab.normal[symbol]] if symbol in self.vocab.normal
-                       else (symbol, self.vocab.unk_index))
+            out.append(self.pair(symbol, keep_unused=True))
         elif symbol in halves:
             left, right = halves[symbol]
             self._emit(left, halves, out, depth + 1)

@@ -45,6 +45,11 @@ FLOAT32 = struct.Struct("<f")
 #: where one passes this magnitude (EncodeOptimized in unigram_model.cc).
 RESET_THRESHOLD = 100000.0
 
+
+def _passes_reset(score: float) -> bool:
+    """True where sentencepiece shifts ``score`` (and what follows) to 0."""
+    return not -RESET_THRESHOLD <= score <= RESET_THRESHOLD
+
 # Rounding-error budget (see UnigramModel.encode_part): in float32, every
 # addition ``acc + score`` is off by at most 2**-24 of its result.
 _UNIT_ROUNDOFF = 2.0 ** -24
@@ -166,7 +171,7 @@ class UnigramModel(Model):
         frontier = 0  # the farthest position offered to so far
         for i in range(n):
             acc = best[i]
-            if not -RESET_THRESHOLD <= acc <= RESET_THRESHOLD:
+            if _passes_reset(acc):
                 for j in range(i, frontier + 1):
                     if j == i or back[j] is not None:
                         best[j] = unpack(pack(best[j] - acc))[0]
@@ -372,7 +377,7 @@ class UnigramModel(Model):
         while i < count:
             if least_robust[i] > 1.01 * (abs(acc) + magnitude_left[i]) + 1.0:
                 break
-            if not -RESET_THRESHOLD <= acc <= RESET_THRESHOLD:
+            if _passes_reset(acc):
                 acc = 0.0  # sentencepiece's reset, where a word starts (no piece crosses)
             bound = abs(acc) + 1.0
             if results[i].robustness > bound and not self._may_reset(acc, words[i]):

@@ -89,8 +89,8 @@ class Normalizer:
         #: ``text.isascii() and text.isprintable()`` proves ``text`` plain.
         self.printable_ascii_plain = not any(chr(c) in triggers for c in range(0x20, 0x7F))
         self._prefix = self.space if add_dummy_prefix and not treat_whitespace_as_suffix else ""
-        self._space_aliases: tuple[str, ...] | None = None
         self._suffix = self.space if add_dummy_prefix and treat_whitespace_as_suffix else ""
+        self._space_aliases: tuple[str, ...] | None = None
 
     # -- public ---------------------------------------------------------
     def normalize(self, text: str) -> str:
