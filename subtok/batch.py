@@ -84,6 +84,14 @@ class PerLine:
         job: caches that grow with the input keep 1/``workers`` of their
         size, so the workers together stay within one process's memory."""
 
+    def news(self) -> object:
+        """In a worker: what it computed since the last call that the other
+        workers may reuse (picklable), or None."""
+        return None
+
+    def learn(self, news: object) -> None:
+        """In a worker: take in another worker's :meth:`news`."""
+
     def lines(self, lines: list[bytes], first_line: int = 1) -> list[bytes]:
         """The output of each line; an error names the input line it is about."""
         out = []
@@ -114,6 +122,14 @@ class LineEncoder(PerLine):
 
     def in_worker(self, workers: int) -> None:
         self.processor.cache_share = 1.0 / workers
+        if workers > 1:
+            self.processor.word_entries(self.ids).collect_news()
+
+    def news(self) -> object:
+        return self.processor.word_entries(self.ids).take_news()
+
+    def learn(self, news: object) -> None:
+        self.processor.word_entries(self.ids).learn(news)  # type: ignore[arg-type]
 
     def pairs(self, line: bytes) -> list[Pair]:
         pairs = self.processor.encode_pairs(_text(line))
@@ -238,19 +254,25 @@ class LineDecoder(PerLine):
 # Frozen objects are still freed by reference counting.
 def _serve(function: PerLine, jobs_in, results_out, workers: int) -> None:
     """A worker: ``function.block`` or ``function.lines`` on each job that
-    comes in, the result (or the error) sent back, until None.
+    comes in, the result (or the error) sent back with the worker's news
+    (see ``PerLine.news``), until None. News from the other workers, which
+    the parent passes on, is taken in before the next job.
 
-    A thread takes jobs off the pipe as soon as they come, so the parent
-    never waits long to send one, whatever the pipe holds, while this
-    worker may be waiting to send it a result (no deadlock, no pool
+    A thread takes jobs and news off the pipe as soon as they come, so the
+    parent never waits long to send one, whatever the pipe holds, while
+    this worker may be waiting to send it a result (no deadlock, no pool
     threads in the parent).
     """
     queued: queue.SimpleQueue = queue.SimpleQueue()
+    news_in: queue.SimpleQueue = queue.SimpleQueue()
 
     def take_jobs() -> None:
         try:
             while True:
                 job = jobs_in.recv()
+                if job is not None and job[0] == _NEWS:
+                    news_in.put(job[1])
+                    continue
                 queued.put(job)
                 if job is None:
                     return
@@ -264,21 +286,30 @@ def _serve(function: PerLine, jobs_in, results_out, workers: int) -> None:
             job = queued.get()
             if job is None:
                 return
+            while not news_in.empty():
+                function.learn(pickle.loads(news_in.get()))
             index, method, first_line, payload = job
             try:
                 result = (index, True, getattr(function, method)(payload, first_line))
             except Exception as exc:  # sent to the parent, which raises it
                 result = (index, False, exc)
             gc.freeze()
+            news = function.news()
+            # Pickled here: the parent passes the bytes on as they are.
+            result += (None if news is None else pickle.dumps(news, pickle.HIGHEST_PROTOCOL),)
             try:
                 results_out.send(result)
             except (pickle.PicklingError, TypeError, AttributeError):
                 # An error that cannot be pickled still reaches the parent.
                 error = result[2]
                 message = "%s: %s" % (type(error).__name__, error)
-                results_out.send((index, False, SubtokError(message)))
+                results_out.send((index, False, SubtokError(message), None))
     except (KeyboardInterrupt, OSError):
         return  # interrupted, or the parent is gone: nothing to report
+
+
+#: Tags a message to a worker that carries another worker's news, not a job.
+_NEWS = "news"
 
 
 #: Jobs done in the parent before worker processes are forked.
@@ -386,13 +417,23 @@ def _in_workers(context, function: PerLine, method: str, jobs: Iterator[tuple[in
                         raise SubtokError("a worker process stopped unexpectedly.")
                     continue
                 try:
-                    index, ok, value = worker.results_in.recv()
+                    index, ok, value, news = worker.results_in.recv()
                 except EOFError:  # its end closed: it died before its sentinel showed
                     raise SubtokError("a worker process stopped unexpectedly.") from None
                 worker.jobs -= 1
                 done[index] = (ok, value)
+                if news is not None:
+                    _pass_on(news, worker, workers)
     finally:
         _stop(workers)
+
+
+def _pass_on(news: bytes, source: _Worker, workers: list[_Worker]) -> None:
+    """Send one worker's (pickled) news to the others."""
+    for worker in workers:
+        if worker is not source:
+            with contextlib.suppress(OSError):  # a worker that died is reported by its sentinel
+                worker.jobs_out.send((_NEWS, news))
 
 
 def _held(worker: _Worker) -> int:

@@ -111,10 +111,41 @@ class WordEntries:
         self.allowed = _allowed_pieces(MAX_PIECES)
         #: Robustness needed after allowed[k] pieces.
         self._needed = [_offset_bound(self.per_piece * pieces) for pieces in self.allowed]
+        #: Parts computed since :meth:`take_news`, once :meth:`collect_news`
+        #: is called: new ``_parts`` and new ``_spaced`` entries.
+        self._news: tuple[dict[str, str], dict[str, str]] | None = None
 
     def clear(self) -> None:
         self._parts.clear()
         self._spaced.clear()
+
+    # -- sharing with other worker processes -----------------------------
+    # Worker processes that encode blocks of the same text meet mostly the
+    # same words. A part's text depends on nothing but the part, so one
+    # worker can take in what another computed instead of segmenting it
+    # again: over gutenberg, each of two workers then segments 54k parts
+    # instead of 70k, and runs 6-8% fewer instructions.
+    def collect_news(self) -> None:
+        """Record every part computed from now on, for :meth:`take_news`."""
+        self._news = ({}, {})
+
+    def take_news(self) -> tuple[dict[str, str], dict[str, str]] | None:
+        """The parts computed since the last call, or None if there are none."""
+        news = self._news
+        if news is None or not (news[0] or news[1]):
+            return None
+        self._news = ({}, {})
+        return news
+
+    def learn(self, news: tuple[dict[str, str], dict[str, str]]) -> None:
+        """Take in parts another worker computed (``take_news``), unless
+        they would fill the cache: it stays within its bound, and what this
+        worker computes itself keeps the room."""
+        parts, spaced = news
+        room = MAX_PARTS * self.processor.cache_share - len(self._parts) - len(self._spaced)
+        if len(parts) + len(spaced) < room:
+            self._parts.update(parts)
+            self._spaced.update(spaced)
 
     def word(self, word: str) -> Entry:
         """The entry of ``word``, joined from its parts' entries; a word
@@ -186,6 +217,8 @@ class WordEntries:
             found = cache[key] = self._entry_of(self._model.encode_part(part))[0]
         else:
             found = cache[key] = self._marked(*output, 0)[0]
+        if self._news is not None:
+            self._news[cache is self._spaced][key] = found
         return found
 
     def _entry_of(self, encoding: WordEncoding) -> Entry:

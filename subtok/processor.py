@@ -374,10 +374,10 @@ class SentencePieceProcessor:
     def _plain_encoder(self, ids: bool) -> PlainLineEncoder:
         encoder = self._plain[ids]
         if encoder is None:
-            encoder = self._plain[ids] = PlainLineEncoder(self, ids, self._words(ids))
+            encoder = self._plain[ids] = PlainLineEncoder(self, ids, self.word_entries(ids))
         return encoder
 
-    def _words(self, ids: bool) -> WordEntries:
+    def word_entries(self, ids: bool) -> WordEntries:
         """Word entries for CLI output, shared by both line paths."""
         entries = self._word_entries[ids]
         if entries is None:
@@ -390,7 +390,7 @@ class SentencePieceProcessor:
     def _line_entry(self, word: str, ids: bool, cache: dict):
         """A word's cached CLI output entry (see plain_lines.WordEntries),
         joined from the part entries both line paths share."""
-        entry = self._words(ids).word(word)
+        entry = self.word_entries(ids).word(word)
         if len(cache) >= MAX_LINE_WORDS:
             cache.clear()
         cache[word] = entry

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 from hypothesis import given, settings
@@ -249,6 +250,36 @@ def test_a_worker_that_dies_is_reported_not_waited_for():
     assert list(map_blocks(_DiesOnSomeLines(), blocks[:2], 2)) == [b"A\nB\n", b"C\n"]
     with pytest.raises(SubtokError, match="worker process stopped"):
         list(map_blocks(_DiesOnSomeLines(), blocks, 2))
+
+
+class _CountsNews(PerLine):
+    """Each line's output: how many news items its worker has taken in;
+    each job's news is its input."""
+
+    def __init__(self) -> None:
+        self.learned: list = []
+        self.last = b""
+
+    def block(self, block: bytes, first_line: int = 1) -> bytes:
+        time.sleep(0.02)  # let the other worker's news come in
+        self.last = block
+        return b"%d\n" % len(self.learned)
+
+    def news(self):
+        return self.last
+
+    def learn(self, news) -> None:
+        self.learned.append(news)
+
+
+def test_workers_pass_their_news_to_each_other():
+    from subtok.batch import map_blocks
+    blocks = [b"%d" % k for k in range(40)]
+    taken = [int(out) for out in map_blocks(_CountsNews(), blocks, 2)]
+    assert len(taken) == 40
+    # Each worker takes in the other's news (never its own) as it goes:
+    # the counts grow, up to about the 20 jobs the other worker did.
+    assert 5 < max(taken) < 40
 
 
 def test_a_line_piped_in_is_answered_before_the_input_ends(spm):

@@ -208,7 +208,7 @@ def test_a_worker_keeps_its_share_of_the_caches(spm, monkeypatch, workers):
     encoder = LineEncoder(mine, "id")
     encoder.in_worker(workers)
     texts = mine._plain_encoder(True)._texts
-    words = mine._words(True)
+    words = mine.word_entries(True)
     largest = 0
     for block in range(20):
         lines = ["w%dx%d said, the t%d." % (block, k, k % 7) for k in range(30)]
@@ -217,6 +217,49 @@ def test_a_worker_keeps_its_share_of_the_caches(spm, monkeypatch, workers):
         largest = max(largest, len(texts), len(words._parts) + len(words._spaced))
     # A block adds up to 30 distinct tokens (and their parts) past the bound.
     assert 400 // workers <= largest < 400 // workers + 100
+
+
+@needs_data
+@pytest.mark.parametrize("name", ["maxtext_c4_unigram32k", "atmt_en_fr_bpe16k"])
+def test_parts_one_worker_computed_serve_another_without_recomputing(spm, name):
+    """Worker processes pass each other the parts they segmented (see
+    WordEntries.take_news): a worker that took them in encodes the same
+    lines without segmenting any part, and still as sentencepiece does."""
+    from subtok.batch import LineEncoder
+    path = str(MODELS_DIR / ("%s.model" % name))
+    ref = spm.SentencePieceProcessor(model_file=path)
+    lines = [line.decode() for line in
+             (CORPORA_DIR / "gutenberg_en.txt").read_bytes().split(b"\n")[2000:2300]]
+    block = "\n".join(lines).encode()
+    expected = [" ".join(map(str, ref.encode(line))) for line in lines]
+    first, second = (LineEncoder(SentencePieceProcessor(path), "id") for _ in range(2))
+    first.in_worker(2)
+    second.in_worker(2)
+    assert first.news() is None
+    assert first.block(block).decode().split("\n")[:-1] == expected
+    news = first.news()
+    assert news is not None and len(news[0]) + len(news[1]) > 500
+    assert first.news() is None  # taken: only what is new since then comes next
+    second.learn(news)
+
+    def segment(*args):
+        raise AssertionError("a part was segmented again")
+
+    second.processor.word_entries(True)._part_output = segment
+    assert second.block(block).decode().split("\n")[:-1] == expected
+    assert second.news() is None
+
+
+@needs_data
+def test_news_that_would_fill_a_workers_cache_is_left_out(monkeypatch):
+    import subtok.plain_lines
+    monkeypatch.setattr(subtok.plain_lines, "MAX_PARTS", 100)
+    processor = SentencePieceProcessor(str(MODELS_DIR / "maxtext_c4_unigram32k.model"))
+    entries = processor.word_entries(True)
+    entries.learn(({"a%d" % k: str(k) for k in range(60)}, {}))
+    entries.learn(({}, {"b%d" % k: str(k) for k in range(60)}))  # 120 > 100: left out
+    entries.learn(({}, {"c%d" % k: str(k) for k in range(30)}))
+    assert (len(entries._parts), len(entries._spaced)) == (60, 30)
 
 
 @needs_data
