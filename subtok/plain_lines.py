@@ -101,11 +101,14 @@ class WordEntries:
         self._part_output = model.part_output
         #: Model.clean_punctuation, fetched on first use.
         self._clean: str | None = None
-        self._parts: dict[str, str] = {}
+        #: part -> its marked output text. Both tables compute a missing
+        #: part in the lookup itself, so a token made of parts already
+        #: cached costs C-level lookups only (see :meth:`token_text`).
+        self._parts = OutputTexts(self._new_part)
         #: Parts that begin with "▁", keyed without it: a plain token's
         #: word is "▁" + token, so a word no cut splits shares the token
         #: cache's key instead of holding a second string.
-        self._spaced: dict[str, str] = {}
+        self._spaced = OutputTexts(self._new_spaced)
         #: Bound on |score| per output piece of a part that is not rejected.
         self.per_piece = 0.0 if model.exact_per_word else model.max_normal_score
         self.allowed = _allowed_pieces(MAX_PIECES)
@@ -166,30 +169,42 @@ class WordEntries:
         pieces before its own part. The token is cut between its runs of
         letters and of other characters where that is safe
         (``Model.letter_parts``), else at every safe place. The usual
-        token, a word and clean punctuation ("said,"), gets letter_parts'
-        first cut right here: the call and its lists cost 1.1% of a cold
-        gutenberg encode."""
-        clean = self._clean
-        if clean is None:
-            clean = self._clean = self._model.clean_punctuation()
-        body = token.rstrip(clean)
+        tokens, a word ("said") and a word before clean punctuation
+        ("said,"), are cut right here, in a few C-level calls (computing
+        the texts of gutenberg's 268k distinct tokens costs 14% of its
+        cold encode, on top of segmenting their parts)."""
+        spaced = self._spaced
+        if token.isalpha():  # letters are seldom cut: spare the cut test
+            return spaced[token]
+        body = token.rstrip(self._clean or self._fetch_clean())
         if len(body) < len(token) and body.isalpha():
-            return self.spaced(body) + " " + self._text(token[len(body):])
+            return spaced[body] + " " + self._parts[token[len(body):]]
         runs = self._letter_parts(token)
         if runs is None:
             return " ".join(map(self._text, self._safe_parts(SPACE_SYMBOL + token)))
-        return " ".join([self.spaced(runs[0])] + list(map(self._text, runs[1:])))
+        # Only the first run holds the "▁".
+        return " ".join([spaced[runs[0]], *map(self._parts.__getitem__, runs[1:])])
+
+    def _fetch_clean(self) -> str:
+        self._clean = self._model.clean_punctuation()
+        return self._clean
 
     def spaced(self, token: str) -> str:
         """The marked output text of the word "▁" + ``token``, which no cut
         splits."""
-        return self._spaced.get(token) or self._compute(SPACE_SYMBOL + token, self._spaced, token)
+        return self._spaced[token]
 
     def _text(self, part: str) -> str:
         """A part's marked output text."""
         if part[0] == SPACE_SYMBOL:
-            return self.spaced(part[1:])
-        return self._parts.get(part) or self._compute(part, self._parts, part)
+            return self._spaced[part[1:]]
+        return self._parts[part]
+
+    def _new_part(self, part: str) -> str:
+        return self._compute(part, self._parts, part)
+
+    def _new_spaced(self, token: str) -> str:
+        return self._compute(SPACE_SYMBOL + token, self._spaced, token)
 
     def _entry(self, part: str) -> Entry:
         """A part's entry, its numbers read from its marked text: the
@@ -242,6 +257,33 @@ def unmarked(text: str) -> str:
     return text if _MARKS.search(text) is None else _MARKS.sub("", text)
 
 
+class _TokenTexts(dict):
+    """Plain token -> its output text, its parts' marked texts joined
+    (:meth:`WordEntries.token_text`); a token that is not plain is
+    rejected. A token not there yet is computed by the lookup itself, in
+    one call (4% of gutenberg's tokens are new to the cache)."""
+
+    __slots__ = ("_words", "_printable_plain", "_screen", "_is_plain")
+
+    def __init__(self, normalizer, words: WordEntries) -> None:
+        super().__init__()
+        self._words = words
+        self._printable_plain = normalizer.printable_ascii_plain
+        #: No match means plain (a match may still be, see is_plain).
+        self._screen = normalizer.screen
+        self._is_plain = normalizer.is_plain
+
+    def __missing__(self, token: str) -> str:
+        if not (self._printable_plain and token.isascii() and token.isprintable()) and (
+                SPACE_SYMBOL in token or (self._screen(token) is not None
+                                          and not self._is_plain(token))):
+            text = REJECTED
+        else:
+            text = self._words.token_text(token)
+        self[token] = text
+        return text
+
+
 class PlainLineEncoder:
     """Encode plain lines to spm_encode output text (ids or pieces)."""
 
@@ -250,19 +292,15 @@ class PlainLineEncoder:
         self.ids = ids
         self._words = words
         model = processor.model
-        self._is_plain = processor.normalizer.is_plain
         self._model = model
         #: |score| per id, for :meth:`_magnitude` (built on first use).
         self._id_magnitudes: list[float] | None = None
-        #: No match means plain (a match may still be, see is_plain).
-        self._screen = processor.normalizer.screen
-        self._printable_plain = processor.normalizer.printable_ascii_plain
         self._exact = model.exact_per_word
         self._max_pieces = MAX_PIECES
         self._allowed = words.allowed
         #: token -> output text, possibly marked; a token not there yet is
-        #: computed by the lookup itself (see OutputTexts).
-        self._texts = OutputTexts(self._add)
+        #: computed by the lookup itself.
+        self._texts = _TokenTexts(processor.normalizer, words)
         self._text = self._texts.__getitem__
         #: Outputs shorter than this hold at most MAX_PIECES pieces.
         self._short = float("inf") if self._exact else 2 * MAX_PIECES
@@ -357,21 +395,6 @@ class PlainLineEncoder:
             self._id_magnitudes = magnitudes
         ids = map(int, _MARKS.sub("", ids_text).split())
         return sum(map(self._id_magnitudes.__getitem__, ids))
-
-    def _add(self, token: str) -> str:
-        """Cache and return a token's output, its parts' marked texts
-        joined; a token that is not plain is rejected."""
-        if not (self._printable_plain and token.isascii() and token.isprintable()) and (
-                SPACE_SYMBOL in token or (self._screen(token) is not None
-                                          and not self._is_plain(token))):
-            text = REJECTED
-        elif token.isalpha():  # letters are seldom cut: spare the cut test
-            text = self._words.spaced(token)
-        else:
-            text = self._words.token_text(token)
-        self._texts[token] = text
-        return text
-
 
 def _join(parts: list[Entry]) -> Entry:
     """Entries of consecutive parts as one, when no unknown pieces meet at
