@@ -222,15 +222,24 @@ class UnigramModel(Model):
         if the path holds an unknown piece, which post-processing (byte
         fallback, merging) must see. The CLI's cold path: no pairs, no
         :class:`WordEncoding`."""
-        path, robustness, magnitude = self._best_path(text)
+        best, second, back, begins = self._forward(text)
         unk_id = self.vocab.unk_index
         names = self._id_texts() if ids else self.vocab.pieces
         out = []
-        for _, _, piece_id in path:
+        gap = float("inf")
+        magnitude = 0.0
+        end = len(text)
+        while end:  # the path backwards, as in _best_path
+            if best[end] - second[end] < gap:
+                gap = best[end] - second[end]
+            piece_id, score, _ = back[end]
             if piece_id == unk_id:
                 return None
             out.append(names[piece_id])
-        return " ".join(out), len(out), robustness, magnitude
+            magnitude += abs(score)
+            end = begins[end]
+        out.reverse()
+        return " ".join(out), len(out), self._robustness(gap, text, best), magnitude
 
     def _best_path(self, text: str) -> tuple[list[tuple[int, int, int]], float, float]:
         """Viterbi from score 0 in exact (double) arithmetic, for the cache.
@@ -263,8 +272,12 @@ class UnigramModel(Model):
             magnitude += abs(score)
             end = begin
         path.reverse()
-        robustness = gap / (4 * _UNIT_ROUNDOFF * (len(text) + 1)) - self._reach(best)
-        return path, robustness, magnitude
+        return path, self._robustness(gap, text, best), magnitude
+
+    def _robustness(self, gap: float, text: str, best: list[float]) -> float:
+        """The offset a path tolerates (see :meth:`encode_part`), from the
+        smallest gap on it and the lattice's best sums."""
+        return gap / (4 * _UNIT_ROUNDOFF * (len(text) + 1)) - self._reach(best)
 
     def _id_texts(self) -> list[str]:
         """Every id as text, for :meth:`part_output` (built on first use)."""
