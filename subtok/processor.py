@@ -331,10 +331,7 @@ class SentencePieceProcessor:
         model = self.model
         if not model.single_chars().issuperset("".join(words)):
             return self._general_line(text, ids)
-        read = functools.partial(_CachedWord, model, ids)
-        head, reused = model.context_head(
-            words, [read(text, robustness, magnitude)
-                    for text, _, robustness, magnitude, _ in entries])
+        head, reused = model.context_head(words, _CachedLine(model, ids, entries))
         # No unknown piece anywhere, so nothing to post-process.
         texts = [format_pairs(head, ids)] if head else []
         texts.extend(unmarked(entry[0]) for entry in entries[reused:])
@@ -717,20 +714,24 @@ def _processor_from_proto(data: bytes) -> SentencePieceProcessor:
     return SentencePieceProcessor(model_proto=data)
 
 
-class _CachedWord:
-    """A word's cached CLI output entry seen as a ``WordEncoding``: its
-    pieces are read back from the output text only if asked for (see
-    ``UnigramModel.context_head``)."""
+class _CachedLine:
+    """A line's cached CLI output entries as ``UnigramModel.context_head``
+    reads them (see ``EncodedWords``): the pieces of a run of words are
+    read back from their output texts, joined, in one go, and only if
+    asked for."""
 
-    __slots__ = ("_model", "_ids", "_text", "robustness", "magnitude")
+    __slots__ = ("_model", "_ids", "_texts", "robustness", "magnitudes")
 
-    def __init__(self, model, ids: bool, text: str, robustness: float, magnitude: float) -> None:
-        self._model, self._ids, self._text = model, ids, text
-        self.robustness, self.magnitude = robustness, magnitude
+    def __init__(self, model, ids: bool, entries: list) -> None:
+        self._model, self._ids = model, ids
+        self._texts = list(map(_TEXT, entries))
+        self.robustness = list(map(_ROBUSTNESS, entries))
+        self.magnitudes = list(map(_MAGNITUDE, entries))
 
-    @property
-    def pieces(self) -> tuple[Pair, ...]:
-        fields = unmarked(self._text).split(" ")
+    def pieces(self, start: int, end: int) -> list[Pair]:
+        if start >= end:
+            return []
+        fields = unmarked(" ".join(self._texts[start:end])).split(" ")
         model = self._model
         piece_ids = map(int, fields) if self._ids else (model.table[f][0] for f in fields)
-        return tuple(map(model.pairs.__getitem__, piece_ids))
+        return list(map(model.pairs.__getitem__, piece_ids))

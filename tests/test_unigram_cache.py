@@ -129,6 +129,24 @@ def test_weak_word_is_reused_only_after_as_few_pieces_as_its_mark_allows(spm, si
             assert mine.encode_line(line, True) == " ".join(map(str, ref.encode(line))), filler
 
 
+@pytest.mark.parametrize("sign", [-1, 1])
+@pytest.mark.parametrize("run", [1, 300, 700, 1650])
+def test_weak_words_after_runs_of_reused_words_match_sentencepiece(spm, sign, run):
+    """context_head reuses robust words in runs, with the exact score only
+    where a weak word needs it: weak words every ``run`` fillers, along a
+    line whose score passes the reset threshold twice (fillers add 60
+    each), must come out as sentencepiece has them, in the library and
+    through the CLI's line path."""
+    model = make(META + [(S, -1.0, N), ("a", -2.5, N), ("b", -2.5, N), ("c", -60.0, N),
+                         ("ab", -4.0, N), (S + "ab", -5.0 + sign * 2.0 ** -10, N)])
+    ref = spm.SentencePieceProcessor(model_proto=model)
+    mine = SentencePieceProcessor(model_proto=model)
+    line = ("c " * run + "ab ") * (4200 // run + 1)
+    expected = ref.encode(line)
+    assert mine.encode(line) == expected
+    assert mine.encode_line(line, True) == " ".join(map(str, expected))
+
+
 def test_near_tie_just_past_the_reset_threshold_matches_sentencepiece(spm):
     """Found by the Hypothesis test above: where the accumulated score
     passes -100000 (here -100040), sentencepiece 0.2.3 shifts its scores
