@@ -5,8 +5,10 @@ Times, in one run, on ../shared/data/corpora/gutenberg_en.txt (35 MB):
   * encoding the corpus to ids with sentencepiece (one thread, line by line,
     in this process, timed again right before each subtok run) and with
     ``subtok encode`` (real CLI, 1 and 2 worker processes, output to a
-    file), with the peak memory of subtok's whole process tree (see
-    _measure.py);
+    file);
+  * the peak memory of subtok's whole process tree in the same runs,
+    repeated with sampling (see _measure.py): sampling costs CPU, so the
+    timed runs are not sampled;
 and prints the ratios against the issue's targets.
 
 The subtok package the CLI imports is byte-compiled first, as ``pip
@@ -28,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _measure import measured
+from _measure import measured, timed
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
@@ -45,13 +47,23 @@ def spm_time(model: Path, lines: list[bytes]) -> float:
     return time.perf_counter() - start
 
 
-def subtok_run(model: Path, corpus: Path, threads: int) -> tuple[float, float]:
-    """Wall time and peak memory (MB, whole process tree) of the real CLI."""
+def subtok_command(model: Path, corpus: Path, threads: int, out: Path) -> list[str]:
+    return [sys.executable, "-m", "subtok", "encode", "--model", str(model), "--output_format=id",
+            "--num_threads", str(threads), "--output", str(out), str(corpus)]
+
+
+def subtok_time(model: Path, corpus: Path, threads: int) -> float:
+    """Wall time of the real CLI."""
     with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "out.txt"
-        cmd = [sys.executable, "-m", "subtok", "encode", "--model", str(model),
-               "--output_format=id", "--num_threads", str(threads), "--output", str(out), str(corpus)]
-        return measured(cmd, "subtok encode")
+        return timed(subtok_command(model, corpus, threads, Path(tmp) / "out.txt"),
+                     "subtok encode")
+
+
+def subtok_memory(model: Path, corpus: Path, threads: int) -> float:
+    """Peak memory (MB) of the real CLI's whole process tree."""
+    with tempfile.TemporaryDirectory() as tmp:
+        return measured(subtok_command(model, corpus, threads, Path(tmp) / "out.txt"),
+                        "subtok encode")[1]
 
 
 def byte_compile() -> None:
@@ -99,9 +111,10 @@ def main() -> None:
             # sentencepiece is timed right before each subtok run: the VM's
             # speed drifts within a repeat too.
             ref1 = spm_time(model, raw)
-            one, mem1 = subtok_run(model, corpus, 1)
+            one = subtok_time(model, corpus, 1)
             ref2 = spm_time(model, raw)
-            two, mem2 = subtok_run(model, corpus, 2)
+            two = subtok_time(model, corpus, 2)
+            mem1, mem2 = subtok_memory(model, corpus, 1), subtok_memory(model, corpus, 2)
             load = load_time(model)
             ratios1.append(one / ref1)
             ratios2.append(two / ref2)
