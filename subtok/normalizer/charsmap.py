@@ -43,10 +43,6 @@ def _index_children(units) -> dict[int, list[tuple[int, int]]]:
     return children
 
 
-def _has_leaf(unit: int) -> bool:
-    return bool((unit >> 8) & 1)
-
-
 def split_blob(blob: bytes) -> tuple[Sequence[int], bytes]:
     """Validate the blob's framing and return (trie units, string block).
 
@@ -181,18 +177,21 @@ class CharsMap:
         every character leading out of it is spelled byte by byte. Nodes
         that share their children (darts-clone shares suffixes: 25k nodes,
         15k child blocks in nmt_nfkc) are expanded once, in one loop.
+        Characters are kept as UTF-8 and decoded once each at the end
+        (27k decodes became 5k per nmt_nfkc load).
         """
         units = self.units
         length_of = _LENGTH_OF_LEAD
-        triggers: set[str] = set()
-        inner: set[str] = set()
+        first: dict[bytes, int] = {}  # a whole key from the root -> its node
+        inner_bytes: set[bytes] = set()  # characters past a key's first, as UTF-8
         found_rule = False
         seen: set[int] = {0}
         expanded: set[int] = set()  # child blocks, by base, from nodes past the root
         pending = [0]
         while pending:
             start = pending.pop()
-            base = start ^ _offset(units[start])
+            unit = units[start]
+            base = start ^ ((unit >> 10) << ((unit & 0x200) >> 6))  # _offset, inlined
             if start:
                 if base in expanded:
                     continue
@@ -202,25 +201,17 @@ class CharsMap:
                 block, partial = stack.pop()
                 for label, child in children.get(block, ()):
                     data = partial + _BYTES[label]
+                    unit = units[child]
                     if len(data) < length_of[data[0]]:  # inside a character
                         if len(data) < 4:
-                            stack.append((child ^ _offset(units[child]), data))
+                            stack.append((child ^ ((unit >> 10) << ((unit & 0x200) >> 6)), data))
                         continue
-                    try:
-                        char = data.decode("utf-8")
-                    except UnicodeDecodeError:
-                        raise NormalizerError("precompiled_charsmap is invalid.") from None
-                    leaf = _has_leaf(units[child])
-                    found_rule = found_rule or leaf
+                    if unit & 0x100:  # a leaf: a key ends here
+                        found_rule = True
+                        if not start:  # from the root, only whole keys count
+                            first[data] = child
                     if start:
-                        inner.add(char)
-                        triggers.add(char)
-                    elif leaf:  # from the root, only whole keys count
-                        triggers.add(char)
-                        value = child ^ _offset(units[child])  # checked where looked up
-                        at = units[value] & 0x7FFFFFFF if value < len(units) else -2
-                        if self.strings[at:at + 2] == b" \0":
-                            self._to_space.append((char, child))
+                        inner_bytes.add(data)
                     if child not in seen:
                         seen.add(child)
                         if len(seen) > len(units):
@@ -228,7 +219,17 @@ class CharsMap:
                         pending.append(child)
         if not found_rule:
             raise NormalizerError("precompiled_charsmap is invalid.")
-        return frozenset(triggers), frozenset(inner)
+        try:
+            inner = {data.decode("utf-8") for data in inner_bytes}
+            firsts = [(data.decode("utf-8"), node) for data, node in first.items()]
+        except UnicodeDecodeError:
+            raise NormalizerError("precompiled_charsmap is invalid.") from None
+        for char, node in firsts:
+            value = node ^ _offset(units[node])  # checked where looked up
+            at = units[value] & 0x7FFFFFFF if value < len(units) else -2
+            if self.strings[at:at + 2] == b" \0":
+                self._to_space.append((char, node))
+        return frozenset(char for char, _ in firsts) | inner, frozenset(inner)
 
     def lone_space_chars(self) -> frozenset[str]:
         """Characters that the rules turn into one space and that take part
