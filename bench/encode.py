@@ -9,6 +9,10 @@ Times, in one run, on ../shared/data/corpora/gutenberg_en.txt (35 MB):
   * the peak memory of subtok's whole process tree in the same runs,
     repeated with sampling (see _measure.py): sampling costs CPU, so the
     timed runs are not sampled;
+  * sentencepiece encodes lines already in memory; before each timed
+    subtok run the corpus, the model and the package are read again, so
+    that no run waits on the disk (this VM pages cold pages out: runs
+    showed 7-9% I/O wait where it had);
 and prints the ratios against the issue's targets.
 
 The subtok package the CLI imports is byte-compiled first, as ``pip
@@ -52,8 +56,16 @@ def subtok_command(model: Path, corpus: Path, threads: int, out: Path) -> list[s
             "--num_threads", str(threads), "--output", str(out), str(corpus)]
 
 
+def warm_files(model: Path, corpus: Path) -> None:
+    """Read what a subtok run reads, untimed (see the module docstring)."""
+    model.read_bytes()
+    corpus.read_bytes()
+    subprocess.run([sys.executable, "-c", "import subtok.cli"], check=True)
+
+
 def subtok_time(model: Path, corpus: Path, threads: int) -> float:
     """Wall time of the real CLI."""
+    warm_files(model, corpus)
     with tempfile.TemporaryDirectory() as tmp:
         return timed(subtok_command(model, corpus, threads, Path(tmp) / "out.txt"),
                      "subtok encode")
