@@ -192,11 +192,6 @@ class WordEntries:
         self._clean = self._model.clean_punctuation()
         return self._clean
 
-    def spaced(self, token: str) -> str:
-        """The marked output text of the word "▁" + ``token``, which no cut
-        splits."""
-        return self._spaced[token]
-
     def _text(self, part: str) -> str:
         """A part's marked output text."""
         if part[0] == SPACE_SYMBOL:
