@@ -102,8 +102,7 @@ class WordEntries:
         self._safe_parts = model.safe_parts
         self._letter_parts = model.letter_parts
         self._part_output = model.part_output
-        #: Model.clean_punctuation, fetched on first use.
-        self._clean: str | None = None
+        self._clean = model.clean_punctuation()
         #: part -> its marked output text. Both tables compute a missing
         #: part in the lookup itself, so a token made of parts already
         #: cached costs C-level lookups only (see :meth:`token_text`).
@@ -179,7 +178,7 @@ class WordEntries:
         spaced = self._spaced
         if token.isalpha():  # letters are seldom cut: spare the cut test
             return spaced[token]
-        body = token.rstrip(self._clean or self._fetch_clean())
+        body = token.rstrip(self._clean)
         if len(body) < len(token) and body.isalpha():
             return spaced[body] + " " + self._parts[token[len(body):]]
         runs = self._letter_parts(token)
@@ -187,10 +186,6 @@ class WordEntries:
             return " ".join(map(self._text, self._safe_parts(SPACE_SYMBOL + token)))
         # Only the first run holds the "▁".
         return " ".join([spaced[runs[0]], *map(self._parts.__getitem__, runs[1:])])
-
-    def _fetch_clean(self) -> str:
-        self._clean = self._model.clean_punctuation()
-        return self._clean
 
     def _text(self, part: str) -> str:
         """A part's marked output text."""
@@ -252,10 +247,16 @@ class WordEntries:
 
 def unmarked(text: str) -> str:
     """``text`` without marks."""
-    if MARK not in text:
-        return text
+    return "".join(_split_marks(text)[0]) if MARK in text else text
+
+
+def _split_marks(text: str) -> tuple[list[str], list[int]]:
+    """The texts around the marks of ``text``, and each mark's kind (-1:
+    rejected, else an index into the allowed counts): ``texts[k]`` comes
+    right before mark ``k``, of kind ``kinds[k]``; the last text, after
+    the last mark."""
     first, *marked = text.split(MARK)
-    return first + "".join([part[1:] for part in marked])
+    return [first] + [part[1:] for part in marked], [ord(part[0]) - NEVER - 1 for part in marked]
 
 
 class _TokenTexts(dict):
@@ -359,13 +360,7 @@ class PlainLineEncoder:
         # The usual line: no marks, too short to hold MAX_PIECES pieces.
         if MARK not in out:
             return out if len(out) < self._short or out.count(" ") < self._max_pieces else None
-        # texts[k] lies between mark k - 1 and mark k (kinds[k - 1]).
-        first, *marked = out.split(MARK)
-        texts = [first]
-        kinds = []
-        for text in marked:
-            kinds.append(ord(text[0]) - NEVER - 1)
-            texts.append(text[1:])
+        texts, kinds = _split_marks(out)
         # Pieces and (ids) magnitude before the mark, summed from the last
         # place they were needed: a line costs one pass, however many marks.
         pieces = 0

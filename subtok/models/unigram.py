@@ -231,7 +231,10 @@ class UnigramModel(Model):
         gap = float("inf")
         magnitude = 0.0
         end = len(text)
-        while end:  # the path backwards, as in _best_path
+        # The path backwards, as in _best_path, but turned into output on
+        # the way: calling _best_path and mapping its ids instead cost
+        # 0.29 G instructions (1.3%) more over a cold gutenberg encode.
+        while end:
             if best[end] - second[end] < gap:
                 gap = best[end] - second[end]
             piece_id, score, _ = back[end]
@@ -395,9 +398,7 @@ class UnigramModel(Model):
         robustness, magnitudes = results.robustness, results.magnitudes
         least_robust, magnitude_left = _tail_bounds(robustness, magnitudes)
         scores = self._scores_by_id()
-        # Below this |acc|, no word of the line may reach a reset (_may_reset).
-        calm_below = RESET_THRESHOLD - 1.0 - 1.01 * (max(map(len, words), default=0) + 1) \
-            * self.max_abs_score
+        calm_up_to = self._reset_room(max(map(len, words), default=0))
         rounded = array.array("f", [0.0])  # assigning rounds to float32
         while i < count:
             if least_robust[i] > 1.01 * (abs(acc) + magnitude_left[i]) + 1.0:
@@ -408,7 +409,7 @@ class UnigramModel(Model):
             if robustness[i] > bound and not self._may_reset(acc, words[i]):
                 # reach - 1 bounds |acc| where word j starts.
                 j, reach, rest_reused = i + 1, bound + 1.01 * magnitudes[i], False
-                while j < count and robustness[j] > reach and reach - 1.0 < calm_below:
+                while j < count and robustness[j] > reach and reach - 1.0 <= calm_up_to:
                     if least_robust[j] > 1.01 * (reach - 1.0 + magnitude_left[j]) + 1.0:
                         rest_reused = True
                         break
@@ -437,10 +438,16 @@ class UnigramModel(Model):
 
     def _may_reset(self, acc: float, word: str) -> bool:
         """True unless every value sentencepiece keeps inside ``word``,
-        starting from ``acc``, surely stays within RESET_THRESHOLD: each
+        starting from ``acc``, surely stays within RESET_THRESHOLD. Only
+        then may a cached word's scores simply be added."""
+        return abs(acc) > self._reset_room(len(word))
+
+    def _reset_room(self, length: int) -> float:
+        """The largest |acc| from which every value kept inside a word of
+        ``length`` characters surely stays within RESET_THRESHOLD: each
         position adds at most the largest |score| (with room for float32
-        rounding). Only then may a cached word's scores simply be added."""
-        return abs(acc) + 1.01 * (len(word) + 1) * self.max_abs_score + 1.0 > RESET_THRESHOLD
+        rounding)."""
+        return RESET_THRESHOLD - 1.0 - 1.01 * (length + 1) * self.max_abs_score
 
     def _scores_by_id(self) -> list[float]:
         """The score Encode adds for each id of a cached path: its piece's,

@@ -190,8 +190,7 @@ class CharsMap:
         pending = [0]
         while pending:
             start = pending.pop()
-            unit = units[start]
-            base = start ^ ((unit >> 10) << ((unit & 0x200) >> 6))  # _offset, inlined
+            base = start ^ _offset(units[start])
             if start:
                 if base in expanded:
                     continue
@@ -204,7 +203,7 @@ class CharsMap:
                     unit = units[child]
                     if len(data) < length_of[data[0]]:  # inside a character
                         if len(data) < 4:
-                            stack.append((child ^ ((unit >> 10) << ((unit & 0x200) >> 6)), data))
+                            stack.append((child ^ _offset(unit), data))
                         continue
                     if unit & 0x100:  # a leaf: a key ends here
                         found_rule = True
@@ -212,10 +211,8 @@ class CharsMap:
                             first[data] = child
                     if start:
                         inner_bytes.add(data)
-                    if child not in seen:
+                    if child not in seen:  # children are units: the walk ends
                         seen.add(child)
-                        if len(seen) > len(units):
-                            raise NormalizerError("precompiled_charsmap is invalid.")
                         pending.append(child)
         if not found_rule:
             raise NormalizerError("precompiled_charsmap is invalid.")
