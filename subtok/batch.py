@@ -9,21 +9,17 @@ order, byte-identical to a single process.
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import itertools
 import multiprocessing
 import os
-import pickle
-import queue
 import random
-import threading
 from collections.abc import Iterable, Iterator
-from multiprocessing.connection import wait
 
 from .errors import DecodeError, EncodeError, SubtokError
 from .processor import Pair, SentencePieceProcessor, format_pairs
 from .sampling import line_rng
+from .workers import in_workers
 
 EXTRA_OPTIONS = ("bos", "eos", "reverse", "unk", "unk_piece")
 
@@ -248,70 +244,6 @@ class LineDecoder(PerLine):
 
 
 # -- several processes ----------------------------------------------------
-# The caches of a long run only grow, and the collector's full passes
-# over them cost about 6% of a cold encode of gutenberg (0.38 s): after
-# each job, what survived it is frozen out of the collector's sight.
-# Frozen objects are still freed by reference counting.
-def _serve(function: PerLine, jobs_in, results_out, workers: int) -> None:
-    """A worker: ``function.block`` or ``function.lines`` on each job that
-    comes in, the result (or the error) sent back with the worker's news
-    (see ``PerLine.news``), until None. News from the other workers, which
-    the parent passes on, is taken in before the next job.
-
-    A thread takes jobs and news off the pipe as soon as they come, so the
-    parent never waits long to send one, whatever the pipe holds, while
-    this worker may be waiting to send it a result (no deadlock, no pool
-    threads in the parent).
-    """
-    queued: queue.SimpleQueue = queue.SimpleQueue()
-    news_in: queue.SimpleQueue = queue.SimpleQueue()
-
-    def take_jobs() -> None:
-        try:
-            while True:
-                job = jobs_in.recv()
-                if job is not None and job[0] == _NEWS:
-                    news_in.put(job[1])
-                    continue
-                queued.put(job)
-                if job is None:
-                    return
-        except (EOFError, OSError):
-            queued.put(None)
-
-    threading.Thread(target=take_jobs, daemon=True).start()
-    function.in_worker(workers)
-    try:
-        while True:
-            job = queued.get()
-            if job is None:
-                return
-            while not news_in.empty():
-                function.learn(pickle.loads(news_in.get()))
-            index, method, first_line, payload = job
-            try:
-                result = (index, True, getattr(function, method)(payload, first_line))
-            except Exception as exc:  # sent to the parent, which raises it
-                result = (index, False, exc)
-            gc.freeze()
-            news = function.news()
-            # Pickled here: the parent passes the bytes on as they are.
-            result += (None if news is None else pickle.dumps(news, pickle.HIGHEST_PROTOCOL),)
-            try:
-                results_out.send(result)
-            except (pickle.PicklingError, TypeError, AttributeError):
-                # An error that cannot be pickled still reaches the parent.
-                error = result[2]
-                message = "%s: %s" % (type(error).__name__, error)
-                results_out.send((index, False, SubtokError(message), None))
-    except (KeyboardInterrupt, OSError):
-        return  # interrupted, or the parent is gone: nothing to report
-
-
-#: Tags a message to a worker that carries another worker's news, not a job.
-_NEWS = "news"
-
-
 #: Jobs done in the parent before worker processes are forked.
 WARM_UP_JOBS = 1
 
@@ -319,140 +251,31 @@ WARM_UP_JOBS = 1
 def _map(function: PerLine, method: str, jobs: Iterator[tuple[int, object]], num_threads: int):
     """Results of ``function.<method>`` over (first line, payload) jobs, in
     order. Only a few jobs per worker are in flight, so memory stays bounded
-    on huge inputs."""
+    on huge inputs. Worker processes are forked: where the system cannot
+    fork, the jobs are all done here, with the same output."""
     run = getattr(function, method)
-    # Freezing (see _serve) is undone at the end, so it is done only when
+    # Freezing (see workers._serve) is undone at the end, so it is done only when
     # nothing was frozen before: a host program's own freeze stays as it was.
     owns_freeze = gc.get_freeze_count() == 0
     freeze = gc.freeze if owns_freeze else _nothing
     try:
-        if num_threads <= 1:
+        if num_threads <= 1 or "fork" not in multiprocessing.get_all_start_methods():
             for first, payload in jobs:
                 yield run(payload, first)
                 freeze()
             return
-        methods = multiprocessing.get_all_start_methods()
-        context = multiprocessing.get_context("fork" if "fork" in methods else None)
-        if "fork" in methods:
-            # The first jobs are done here: forked workers then inherit the
-            # caches they filled (the most frequent words, most of the cost
-            # of a cold start) instead of each rebuilding them.
-            for first, payload in itertools.islice(jobs, WARM_UP_JOBS):
-                yield run(payload, first)
+        # The first jobs are done here: forked workers then inherit the
+        # caches they filled (the most frequent words, most of the cost
+        # of a cold start) instead of each rebuilding them.
+        for first, payload in itertools.islice(jobs, WARM_UP_JOBS):
+            yield run(payload, first)
         # Objects the workers inherit stay out of their garbage collections,
         # which would otherwise write to (and so copy) every inherited page.
         freeze()
-        yield from _in_workers(context, function, method, jobs, num_threads)
+        yield from in_workers(function, method, jobs, num_threads)
     finally:
         if owns_freeze:
             gc.unfreeze()
-
-
-#: Jobs per worker sent and not yet given back. Results are given back in
-#: order, so one slow job holds the others' results back: with two per
-#: worker, the other worker sat idle 0.08-0.16 s per gutenberg encode
-#: waiting for room; with four, 0.06-0.10 s (a few MB more in flight).
-JOBS_PER_WORKER = 4
-
-
-class _Worker:
-    """A worker process, the parent's ends of its pipes and how many jobs
-    it holds."""
-
-    def __init__(self, context, function: PerLine, workers: int) -> None:
-        jobs_in, self.jobs_out = context.Pipe(duplex=False)
-        self.results_in, results_out = context.Pipe(duplex=False)
-        self.process = context.Process(target=_serve,
-                                       args=(function, jobs_in, results_out, workers),
-                                       daemon=True)
-        self.process.start()
-        jobs_in.close()
-        results_out.close()
-        self.jobs = 0
-
-
-def _in_workers(context, function: PerLine, method: str, jobs: Iterator[tuple[int, object]],
-                num_threads: int) -> Iterator:
-    """Results of the jobs, in order, from ``num_threads`` worker processes.
-
-    Each worker has its own pipes, and each job goes to the worker holding
-    the fewest: no pool threads in the parent, which would take the
-    workers' CPU time (the parent's share of a 2-worker run fell from
-    about 0.3 s of CPU to about 0.1 s). At most JOBS_PER_WORKER jobs per
-    worker are sent and not yet given back, so a worker always has its
-    next job queued while the output stays in order and bounded.
-    """
-    workers = [_Worker(context, function, num_threads) for _ in range(num_threads)]
-    by_conn = {worker.results_in: worker for worker in workers}
-    sentinels = {worker.process.sentinel: worker for worker in workers}
-    done: dict[int, tuple[bool, object]] = {}
-    sent = given = 0
-    jobs = iter(jobs)
-    more = True
-    try:
-        while True:
-            while more and sent - given < JOBS_PER_WORKER * num_threads:
-                job = next(jobs, None)
-                if job is None:
-                    more = False
-                    break
-                worker = min(workers, key=_held)
-                worker.jobs_out.send((sent, method) + tuple(job))
-                worker.jobs += 1
-                sent += 1
-            while given in done:
-                ok, value = done.pop(given)
-                given += 1
-                if not ok:
-                    raise value  # type: ignore[misc]
-                yield value
-            if given == sent and not more:
-                return
-            if more and sent - given < JOBS_PER_WORKER * num_threads:
-                continue  # room freed by what was just given back
-            for ready in wait(list(by_conn) + list(sentinels)):
-                worker = by_conn.get(ready)  # type: ignore[call-overload]
-                if worker is None:
-                    if not sentinels[ready].results_in.poll():
-                        raise SubtokError("a worker process stopped unexpectedly.")
-                    continue
-                try:
-                    index, ok, value, news = worker.results_in.recv()
-                except EOFError:  # its end closed: it died before its sentinel showed
-                    raise SubtokError("a worker process stopped unexpectedly.") from None
-                worker.jobs -= 1
-                done[index] = (ok, value)
-                if news is not None:
-                    _pass_on(news, worker, workers)
-    finally:
-        _stop(workers)
-
-
-def _pass_on(news: bytes, source: _Worker, workers: list[_Worker]) -> None:
-    """Send one worker's (pickled) news to the others."""
-    for worker in workers:
-        if worker is not source:
-            with contextlib.suppress(OSError):  # a worker that died is reported by its sentinel
-                worker.jobs_out.send((_NEWS, news))
-
-
-def _held(worker: _Worker) -> int:
-    return worker.jobs
-
-
-def _stop(workers: list[_Worker]) -> None:
-    """Let idle workers end; end the others (after an error)."""
-    for worker in workers:
-        with contextlib.suppress(OSError):
-            if worker.jobs == 0:
-                worker.jobs_out.send(None)
-        worker.jobs_out.close()
-        worker.results_in.close()
-    for worker in workers:
-        worker.process.join(timeout=1.0)
-        if worker.process.is_alive():
-            worker.process.terminate()
-            worker.process.join()
 
 
 def _nothing() -> None:

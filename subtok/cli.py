@@ -179,7 +179,7 @@ def _write_lines(outputs, output: str | None) -> None:
         help="Minimum frequency of a --vocabulary entry.")
 @bool_option("generate_vocabulary", False, "Print piece<TAB>count of the encoded input instead.")
 @option("num_threads", type=click.IntRange(1, 1024), default=1, show_default=True,
-        help="Worker processes.")
+        help="Worker processes (forked; where the system cannot fork, one process).")
 @option("minloglevel", type=int, default=0, hidden=True)
 @click.argument("files", nargs=-1, type=click.Path())
 def encode(model, input, output, output_format, extra_options, nbest_size, alpha, random_seed,
@@ -243,7 +243,7 @@ def _read_vocabulary(path: str, threshold: int) -> list[str]:
 @option("output_format", default="string", show_default=True, help="string")
 @option("extra_options", default="", help="':'-separated bos, eos, reverse, unk, applied in order.")
 @option("num_threads", type=click.IntRange(1, 1024), default=1, show_default=True,
-        help="Worker processes.")
+        help="Worker processes (forked; where the system cannot fork, one process).")
 @option("minloglevel", type=int, default=0, hidden=True)
 @click.argument("files", nargs=-1, type=click.Path())
 def decode(model, input, output, input_format, output_format, extra_options, num_threads,
