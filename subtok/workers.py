@@ -10,7 +10,6 @@ on to them.
 from __future__ import annotations
 
 import collections
-import contextlib
 import gc
 import multiprocessing
 import os
@@ -134,7 +133,9 @@ def _serve(function: PerLine, jobs_fd: int, results_fd: int, workers: int,
             result += (None if news is None else pickle.dumps(news, pickle.HIGHEST_PROTOCOL),)
             try:
                 header, data = _framed(result)
-            except (pickle.PicklingError, TypeError, AttributeError):
+                if not result[1]:  # the parent must be able to rebuild the error
+                    pickle.loads(data)
+            except Exception:
                 # An error that cannot be pickled still reaches the parent.
                 error = result[2]
                 message = "%s: %s" % (type(error).__name__, error)
@@ -161,20 +162,29 @@ class _Worker:
     what is still to be written to it and read from it, and how many jobs
     it holds."""
 
-    def __init__(self, context, function: PerLine, workers: int,
-                 parents_fds: list[int]) -> None:
+    def __init__(self, context, function: PerLine, workers: int) -> None:
         jobs_read, self.jobs_fd = os.pipe()
-        self.results_fd, results_write = os.pipe()
-        parents_fds += [self.jobs_fd, self.results_fd]
-        self.process = context.Process(
-            target=_serve, args=(function, jobs_read, results_write, workers, list(parents_fds)),
-            daemon=True)
-        self.process.start()
-        os.close(jobs_read)
-        os.close(results_write)
+        try:
+            self.results_fd, results_write = os.pipe()
+        except OSError:
+            os.close(jobs_read)
+            os.close(self.jobs_fd)
+            raise
+        _PARENTS_FDS.update((self.jobs_fd, self.results_fd))
+        try:
+            self.process = context.Process(
+                target=_serve, daemon=True,
+                args=(function, jobs_read, results_write, workers, sorted(_PARENTS_FDS)))
+            self.process.start()
+        except BaseException:
+            self.close()
+            raise
+        finally:
+            os.close(jobs_read)
+            os.close(results_write)
         os.set_blocking(self.jobs_fd, False)
-        _widen(self.jobs_fd)
-        _widen(self.results_fd)
+        #: Whether both pipes hold PIPE_SIZE (see GATHER_SECONDS).
+        self.widened = _widen(self.jobs_fd) & _widen(self.results_fd)
         self.results = _Inbox(self.results_fd)
         self.outgoing: collections.deque[memoryview] = collections.deque()
         self.jobs = 0
@@ -205,8 +215,15 @@ class _Worker:
     def close(self) -> None:
         """Close the parent's ends: the worker ends after its current job."""
         for fd in (self.jobs_fd, self.results_fd):
-            with contextlib.suppress(OSError):
+            if fd in _PARENTS_FDS:
+                _PARENTS_FDS.discard(fd)
                 os.close(fd)
+
+
+#: The parent's ends of every worker's pipes, of every run alive in this
+#: process: each new worker closes its copies, so that closing them in the
+#: parent is what ends a worker, even with two runs going at once.
+_PARENTS_FDS: set[int] = set()
 
 
 #: How long the parent sleeps while every worker has its next job, so
@@ -214,24 +231,29 @@ class _Worker:
 #: for a moment. Over gutenberg, waking for every result preempted the
 #: busier worker about 1,000 times, sleeping 10 ms about 220 times; but
 #: news then reaches the other worker later, which segmented some 2k more
-#: parts (about 105.4k in all, against 103.5k). 5 ms lies between.
+#: parts (about 105.4k in all, against 103.5k). 5 ms lies between. Only
+#: with pipes that hold a few jobs and results (PIPE_SIZE): in smaller
+#: ones a message takes several wakes.
 GATHER_SECONDS = 0.005
 
 
 #: Bytes a pipe to or from a worker holds, where the system lets it be set
 #: (Linux): a few jobs or results. Pipes of 64 KB held less than one
 #: result, and a worker then waited for the parent to read it: about 200
-#: waits per worker over gutenberg.
-PIPE_SIZE = 1 << 20
+#: waits per worker over gutenberg. (Linux counts what a user's pipes hold
+#: against a quota, 64 MB by default: this leaves room for 64 workers.)
+PIPE_SIZE = 1 << 19
 
 
-def _widen(fd: int) -> None:
-    """Let the pipe ``fd`` hold PIPE_SIZE bytes, if the system allows."""
+def _widen(fd: int) -> bool:
+    """Let the pipe ``fd`` hold PIPE_SIZE bytes, if the system allows; True
+    if it does."""
     try:
         import fcntl
         fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_SIZE)  # type: ignore[attr-defined]
+        return fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ) >= PIPE_SIZE  # type: ignore[attr-defined]
     except (ImportError, AttributeError, OSError):
-        pass  # a smaller pipe only means more waits
+        return False  # a smaller pipe only means more waits
 
 
 def in_workers(function: PerLine, method: str, jobs: Iterator[tuple[int, object]],
@@ -242,14 +264,19 @@ def in_workers(function: PerLine, method: str, jobs: Iterator[tuple[int, object]
     Each job goes to the worker holding the fewest; at most JOBS_PER_WORKER
     jobs per worker are sent and not yet given back, so a worker always
     has its next job queued while the output stays in order and bounded.
-    The parent waits only in ``select``: for results, for a worker's end,
+    The parent waits only in ``poll``: for results, for a worker's end,
     or for room in a pipe it has more to write to. No pool threads here
     either: they would take the workers' CPU time (the parent's share of a
     2-worker run fell from about 0.3 s of CPU to about 0.1 s without them).
     """
     context = multiprocessing.get_context("fork")
-    parents_fds: list[int] = []
-    workers = [_Worker(context, function, num_threads, parents_fds) for _ in range(num_threads)]
+    workers: list[_Worker] = []
+    try:
+        for _ in range(num_threads):
+            workers.append(_Worker(context, function, num_threads))
+    except OSError as exc:  # too many processes or open files
+        _stop(workers)
+        raise SubtokError("cannot start %d worker processes: %s." % (num_threads, exc.strerror or exc)) from None
     by_results = {worker.results_fd: worker for worker in workers}
     by_sentinel = {worker.process.sentinel: worker for worker in workers}
     by_jobs = {worker.jobs_fd: worker for worker in workers}
@@ -291,7 +318,8 @@ def in_workers(function: PerLine, method: str, jobs: Iterator[tuple[int, object]
                     else:
                         poller.unregister(worker.jobs_fd)
                         waiting_for_room.discard(worker.jobs_fd)
-            if min(map(_held, workers)) >= 2:
+            if min(map(_held, workers)) >= 2 and all(
+                    worker.widened and not worker.outgoing for worker in workers):
                 # Every worker has its next job: let results gather rather
                 # than wake for each (the parent's time comes off a worker's).
                 time.sleep(GATHER_SECONDS)
@@ -328,11 +356,16 @@ def _held(worker: _Worker) -> int:
 
 def _stop(workers: list[_Worker]) -> None:
     """Let the workers end; end those still busy after a second (after an
-    error)."""
+    error), kill those that do not end then."""
     for worker in workers:
         worker.close()
+    deadline = time.monotonic() + 1.0
     for worker in workers:
-        worker.process.join(timeout=1.0)
+        worker.process.join(max(0.0, deadline - time.monotonic()))
+    for worker in workers:
         if worker.process.is_alive():
             worker.process.terminate()
-            worker.process.join()
+            worker.process.join(1.0)
+            if worker.process.is_alive():
+                worker.process.kill()
+                worker.process.join()
