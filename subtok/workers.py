@@ -10,12 +10,14 @@ on to them.
 from __future__ import annotations
 
 import collections
+import contextlib
 import gc
 import multiprocessing
 import os
 import pickle
 import select
 import struct
+import threading
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -287,14 +289,13 @@ def in_workers(function: PerLine, method: str, jobs: Iterator[tuple[int, object]
     waiting_for_room: set[int] = set()
     done: dict[int, tuple[bool, object]] = {}
     sent = given = 0
-    jobs = iter(jobs)
-    more = True
+    feed = _Feed(jobs)
+    poller.register(feed.signal_fd, select.POLLIN)
     try:
         while True:
-            while more and sent - given < JOBS_PER_WORKER * num_threads:
-                job = next(jobs, None)
+            while sent - given < JOBS_PER_WORKER * num_threads:
+                job = feed.take()
                 if job is None:
-                    more = False
                     break
                 worker = min(workers, key=_held)
                 worker.send((sent, method) + tuple(job))
@@ -306,9 +307,9 @@ def in_workers(function: PerLine, method: str, jobs: Iterator[tuple[int, object]
                 if not ok:
                     raise value  # type: ignore[misc]
                 yield value
-            if given == sent and not more:
+            if given == sent and feed.finished():
                 return
-            if more and sent - given < JOBS_PER_WORKER * num_threads:
+            if feed.ready() and sent - given < JOBS_PER_WORKER * num_threads:
                 continue  # room freed by what was just given back
             for worker in workers:
                 if bool(worker.outgoing) != (worker.jobs_fd in waiting_for_room):
@@ -327,6 +328,8 @@ def in_workers(function: PerLine, method: str, jobs: Iterator[tuple[int, object]
             for fd, _ in ready:
                 if fd in by_jobs:
                     by_jobs[fd].flush()
+                elif fd == feed.signal_fd:
+                    feed.clear_signal()
             for fd, _ in ready:
                 worker = by_results.get(fd) or by_sentinel.get(fd)
                 if worker is None:
@@ -339,7 +342,75 @@ def in_workers(function: PerLine, method: str, jobs: Iterator[tuple[int, object]
                 if fd in by_sentinel:  # its results are in: none is to come
                     raise SubtokError("a worker process stopped unexpectedly.")
     finally:
+        feed.close()
         _stop(workers)
+
+
+class _Feed:
+    """The jobs, taken from their iterator by a thread, a few ahead: the
+    parent then never waits for input (a pipe that a co-process fills one
+    line at a time, waiting for each answer) while results are in that it
+    could give back. A byte on ``signal_fd`` tells of each job added, and
+    of the end."""
+
+    #: Jobs taken and not yet sent.
+    AHEAD = 2
+
+    def __init__(self, jobs: Iterator) -> None:
+        self._ready: collections.deque = collections.deque()
+        self._room = threading.Semaphore(self.AHEAD)
+        self.signal_fd, self._signal = os.pipe()
+        os.set_blocking(self.signal_fd, False)
+        self._ended = False
+        self._closed = False
+        self._error: BaseException | None = None
+        threading.Thread(target=self._fill, args=(jobs,), daemon=True).start()
+
+    def _fill(self, jobs: Iterator) -> None:
+        try:
+            for job in jobs:
+                self._room.acquire()
+                if self._closed:
+                    return
+                self._ready.append(job)
+                self._tell()
+        except BaseException as exc:  # an input error: raised by take()
+            self._error = exc
+        finally:
+            self._ended = True
+            self._tell()
+            os.close(self._signal)
+
+    def _tell(self) -> None:
+        with contextlib.suppress(OSError):  # closed: nobody listens
+            os.write(self._signal, b".")
+
+    def take(self):
+        """The next job, or None if none is ready (yet)."""
+        if self._ready:
+            self._room.release()
+            return self._ready.popleft()
+        if self._error is not None:
+            raise self._error
+        return None
+
+    def ready(self) -> bool:
+        return bool(self._ready) or self._error is not None
+
+    def finished(self) -> bool:
+        """True once every job was taken."""
+        return self._ended and not self._ready and self._error is None
+
+    def clear_signal(self) -> None:
+        with contextlib.suppress(BlockingIOError):
+            while os.read(self.signal_fd, 4096):
+                pass
+
+    def close(self) -> None:
+        """Let the thread end (once its input gives it a job or ends)."""
+        self._closed = True
+        self._room.release()
+        os.close(self.signal_fd)
 
 
 def _pass_on(news: bytes, source: _Worker, workers: list[_Worker]) -> None:

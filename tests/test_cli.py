@@ -330,16 +330,20 @@ def test_workers_pass_their_news_to_each_other():
     assert 5 < max(taken) < 40
 
 
-def test_a_line_piped_in_is_answered_before_the_input_ends(spm):
-    """Blocks take what the pipe has: a co-process gets each answer at once."""
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_a_line_piped_in_is_answered_before_the_input_ends(spm, threads):
+    """Blocks take what the pipe has: a co-process gets each answer at once,
+    also from worker processes (the parent does not wait for more input
+    while it holds an answer)."""
     import select
     import subprocess
     import sys
     ref = spm.SentencePieceProcessor(model_file=MAXTEXT)
     proc = subprocess.Popen([sys.executable, "-m", "subtok", "encode", "--model", MAXTEXT,
-                             "--output_format=id"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                             "--output_format=id", "--num_threads", threads],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:
-        for text in ["Hello world", "A second line."]:
+        for text in ["Hello world", "A second line.", "A third one", "And a fourth."]:
             proc.stdin.write(text.encode() + b"\n")
             proc.stdin.flush()
             ready, _, _ = select.select([proc.stdout], [], [], 30)
