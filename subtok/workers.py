@@ -155,7 +155,8 @@ _NEWS = "news"
 #: Jobs per worker sent and not yet given back. Results are given back in
 #: order, so one slow job holds the others' results back: with two per
 #: worker, the other worker sat idle 0.08-0.16 s per gutenberg encode
-#: waiting for room; with four, 0.06-0.10 s (a few MB more in flight).
+#: waiting for room; with four, 0.06-0.10 s (a few MB more in flight;
+#: measured with 256 KB jobs, before 64 KB ones).
 JOBS_PER_WORKER = 4
 
 
@@ -267,9 +268,10 @@ def in_workers(function: PerLine, method: str, jobs: Iterator[tuple[int, object]
     jobs per worker are sent and not yet given back, so a worker always
     has its next job queued while the output stays in order and bounded.
     The parent waits only in ``poll``: for results, for a worker's end,
-    or for room in a pipe it has more to write to. No pool threads here
-    either: they would take the workers' CPU time (the parent's share of a
-    2-worker run fell from about 0.3 s of CPU to about 0.1 s without them).
+    for room in a pipe it has more to write to, or for the next job (its
+    one thread reads the input, see _Feed). No pool threads: they would
+    take the workers' CPU time (the parent's share of a 2-worker run fell
+    from about 0.3 s of CPU to about 0.1 s without them).
     """
     context = multiprocessing.get_context("fork")
     workers: list[_Worker] = []
