@@ -268,8 +268,8 @@ def in_workers(function: PerLine, method: str, jobs: Iterator[tuple[int, object]
     jobs per worker are sent and not yet given back, so a worker always
     has its next job queued while the output stays in order and bounded.
     The parent waits only in ``poll``: for results, for a worker's end,
-    for room in a pipe it has more to write to, or for the next job (its
-    one thread reads the input, see _Feed). No pool threads: they would
+    for room in a pipe it has more to write to, or for the next job it
+    asked for (a thread of its own reads the input, see _Feed). No pool threads: they would
     take the workers' CPU time (the parent's share of a 2-worker run fell
     from about 0.3 s of CPU to about 0.1 s without them).
     """
