@@ -60,7 +60,7 @@ def warm_files(model: Path, corpus: Path) -> None:
     """Read what a subtok run reads, untimed (see the module docstring)."""
     model.read_bytes()
     corpus.read_bytes()
-    subprocess.run([sys.executable, "-c", "import subtok.cli"], check=True)
+    subprocess.run([sys.executable, "-c", "import subtok.cli.app, subtok.cli.encode"], check=True)
 
 
 def subtok_time(model: Path, corpus: Path, threads: int) -> float:

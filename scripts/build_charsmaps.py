@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Generate subtok's built-in normalization tables from Python's unicodedata.
 
-Writes ``subtok/normalizer/rules/{nfkc,nmt_nfkc,nfkc_cf,nmt_nfkc_cf}.bin``
+Writes ``subtok/normalizers/rules/{nfkc,nmt_nfkc,nfkc_cf,nmt_nfkc_cf}.bin``
 (precompiled_charsmap blobs) and refreshes the generated block of
-``subtok/normalizer/rules/README.md`` (Unicode version, rule counts, sizes,
+``subtok/normalizers/rules/README.md`` (Unicode version, rule counts, sizes,
 SHA-256).  Only the standard library is used; the Unicode version of the
 tables is ``unicodedata.unidata_version`` of the interpreter that runs this
 script, so run it with the newest Python available (the checked-in tables say
@@ -54,7 +54,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from subtok.normalizer.charsmap_builder import compile_charsmap, normalize_with_rules  # noqa: E402
+from subtok.normalizers.charsmap_builder import compile_charsmap, normalize_with_rules  # noqa: E402
 
 RULE_NAMES = ("nfkc", "nmt_nfkc", "nfkc_cf", "nmt_nfkc_cf")
 
@@ -238,7 +238,7 @@ def _recorded_version(readme: Path) -> str | None:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out-dir", type=Path,
-                    default=REPO / "subtok" / "normalizer" / "rules")
+                    default=REPO / "subtok" / "normalizers" / "rules")
     ap.add_argument("--check", action="store_true",
                     help="only report whether the files on disk are current")
     ap.add_argument("--force", action="store_true",

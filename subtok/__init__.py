@@ -9,11 +9,11 @@ Public API::
 
 __version__ = "0.1.0"
 
-from .errors import (DecodeError, EncodeError, IdOutOfRange, ModelFileError,  # noqa: E402
+from subtok.errors import (DecodeError, EncodeError, IdOutOfRange, ModelFileError,  # noqa: E402
                      NormalizerError, SubtokError, TrainerError)
-from .model_file import ModelData, load_model, save_model  # noqa: E402
-from .processor import EncodedPiece, SentencePieceProcessor  # noqa: E402
-from .train import train  # noqa: E402
+from subtok.formats.sentencepiece import ModelData, load_model, save_model  # noqa: E402
+from subtok.processor import EncodedPiece, SentencePieceProcessor  # noqa: E402
+from subtok.training.api import train  # noqa: E402
 
 #: Short alias.
 Processor = SentencePieceProcessor

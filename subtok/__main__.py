@@ -1,5 +1,5 @@
 """``python -m subtok`` runs the command-line tool."""
 
-from .cli import run
+from subtok.cli.app import run
 
 run()

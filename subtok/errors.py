@@ -32,3 +32,11 @@ class IdOutOfRange(DecodeError, IndexError):
 
 class TrainerError(SubtokError):
     """Training options or training data are invalid."""
+
+
+class InputError(SubtokError):
+    """An input file cannot be opened or read."""
+
+
+class OutputError(SubtokError):
+    """An output file cannot be written."""

@@ -18,17 +18,17 @@ import operator
 import os
 from dataclasses import dataclass, replace
 
-from .decoder import Decoder
-from .errors import EncodeError, IdOutOfRange, SubtokError
-from .model_file import ModelData, load_model, parse_model, serialize_model
-from .models import MODELS
-from .models.unigram import words_reusable
-from .normalizer.charsmap import load_rules
-from .normalizer.normalizer import Normalizer
-from .output import ENDS, STARTS, OutputTexts, format_pairs, unknown_runs_stay_inside
-from .plain_lines import PlainLineEncoder, WordEntries, unmarked
-from . import sampling as _sampling
-from .vocab import PieceType, byte_piece
+from subtok.decoders.sentencepiece import Decoder
+from subtok.errors import EncodeError, IdOutOfRange, SubtokError
+from subtok.formats.sentencepiece import ModelData, load_model, parse_model, serialize_model
+from subtok.models import MODELS
+from subtok.models.unigram.model import words_reusable
+from subtok.normalizers.charsmap import load_rules
+from subtok.normalizers.sentencepiece import Normalizer
+from subtok.cli.fastpath.output import ENDS, STARTS, OutputTexts, format_pairs, unknown_runs_stay_inside
+from subtok.cli.fastpath.plain_lines import PlainLineEncoder, WordEntries, unmarked
+from subtok.models.unigram import lattice as _sampling
+from subtok.vocab import PieceType, byte_piece
 
 Pair = tuple[str, int]
 

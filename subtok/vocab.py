@@ -17,7 +17,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-from .errors import ModelFileError
+from subtok.errors import ModelFileError
 
 
 class PieceType(enum.IntEnum):

@@ -75,7 +75,7 @@ HOSTILE_LINES: list[bytes] = [s if isinstance(s, bytes) else s.encode("utf-8") f
 
 def special_lines(model_path: Path) -> list[bytes]:
     """A line made of the model's own control and user-defined piece strings."""
-    from subtok.model_file import load_model
+    from subtok.formats.sentencepiece import load_model
     from subtok.vocab import PieceType
     data = load_model(model_path)
     specials = [p for p, t in zip(data.pieces, data.types)

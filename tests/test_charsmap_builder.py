@@ -1,4 +1,4 @@
-"""Tests for subtok.normalizer.charsmap_builder and the built-in tables.
+"""Tests for subtok.normalizers.charsmap_builder and the built-in tables.
 
 sentencepiece 0.2.3 is used only as an oracle: blobs we compile must load in
 it and normalize exactly like a longest-match application of our rule dict.
@@ -14,8 +14,8 @@ import pytest
 
 from conftest import CORPORA_DIR, needs_corpora
 
-from subtok.normalizer import charsmap_builder as cb
-from subtok.normalizer.charsmap_builder import (
+from subtok.normalizers import charsmap_builder as cb
+from subtok.normalizers.charsmap_builder import (
     BUILTIN_RULE_NAMES,
     builtin_charsmap,
     compile_charsmap,
@@ -256,7 +256,7 @@ def test_builtin_contents(builtin_rules):
 
 
 def test_difference_to_sentencepiece_builtins(builtin_rules, spm):
-    """Regression guard for the counts in subtok/normalizer/rules/README.md.
+    """Regression guard for the counts in subtok/normalizers/rules/README.md.
 
     Our tables (Unicode 15.1) lack only rules for characters new in Unicode
     16.0; they never add or change a rule.  Their blobs are read only to

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import CORPORA_DIR, MODELS_DIR, needs_data, run_subtok, sample_lines
-from subtok.batch import PerLine
+from subtok.cli.batch import PerLine
 
 pytestmark = needs_data
 
@@ -182,7 +182,7 @@ def _processor(path):
                       min_size=10, max_size=40))
 def test_worker_processes_give_the_same_lines(lines):
     """map_lines with 2 workers (tiny chunks, so workers really run) == 1."""
-    from subtok.batch import LineEncoder, map_lines
+    from subtok.cli.batch import LineEncoder, map_lines
     for path in (MAXTEXT, LLAMA):
         encoder = LineEncoder(_processor(path), "id")
         one = list(map_lines(encoder, lines, 1, chunk_size=2))
@@ -199,8 +199,8 @@ def test_blocks_hold_exactly_the_lines(tmp_path_factory, data, size):
     read size; split back, they are read_lines' lines. A block's encoding
     is the lines' encodings, each followed by a newline, and an error
     names the line (counted across blocks) it is about."""
-    from subtok.batch import LineEncoder
-    from subtok.streams import read_blocks, read_lines
+    from subtok.cli.batch import LineEncoder
+    from subtok.cli.streams import read_blocks, read_lines
     path = tmp_path_factory.mktemp("blocks") / "in.txt"
     path.write_bytes(data)
     blocks = list(read_blocks([str(path)], size))
@@ -244,7 +244,7 @@ class _DiesOnSomeLines(PerLine):
 
 
 def test_a_worker_that_dies_is_reported_not_waited_for():
-    from subtok.batch import map_blocks
+    from subtok.cli.batch import map_blocks
     from subtok.errors import SubtokError
     blocks = [b"a\nb", b"c", b"d\ndie", b"e"]
     assert list(map_blocks(_DiesOnSomeLines(), blocks[:2], 2)) == [b"A\nB\n", b"C\n"]
@@ -278,7 +278,7 @@ def test_messages_larger_than_a_pipe_go_through_whole():
     """Jobs, results and news of megabytes, more in flight than any pipe
     holds: the parent writes what fits and reads while it waits, so no
     side waits on the other forever, and every byte arrives in order."""
-    from subtok.batch import map_blocks
+    from subtok.cli.batch import map_blocks
     blocks = [(b"%d" % k) * (300_000 + 7919 * k) + b"\nx" for k in range(12)]
     expected = [line + line + b"\n" + b"xx\n" for line in (b.split(b"\n")[0] for b in blocks)]
     # (The first block may come back in two: see batch._small_first.)
@@ -289,7 +289,7 @@ def test_without_fork_the_jobs_are_done_in_this_process(monkeypatch):
     """Where the system cannot fork, --num_threads gives the same output
     from one process."""
     import multiprocessing
-    from subtok.batch import map_blocks
+    from subtok.cli.batch import map_blocks
     monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
 
     def no_process(*args, **kwargs):
@@ -321,7 +321,7 @@ class _CountsNews(PerLine):
 
 
 def test_workers_pass_their_news_to_each_other():
-    from subtok.batch import map_blocks
+    from subtok.cli.batch import map_blocks
     blocks = [b"%d" % k for k in range(40)]
     taken = [int(out) for out in map_blocks(_CountsNews(), blocks, 2)]
     assert len(taken) == 40

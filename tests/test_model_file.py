@@ -8,7 +8,7 @@ import pytest
 
 from conftest import model_id, model_paths, needs_data, run_subtok
 from subtok import ModelFileError, SentencePieceProcessor
-from subtok.model_file import ModelData, build_proto, load_model, parse_model, save_model, vocab_text
+from subtok.formats.sentencepiece import ModelData, build_proto, load_model, parse_model, save_model, vocab_text
 from subtok.vocab import PieceType
 
 

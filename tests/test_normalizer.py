@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 
 from conftest import HOSTILE_LINES, corpus_paths, model_id, model_paths, needs_data, sample_lines
 from subtok import NormalizerError, SentencePieceProcessor
-from subtok.model_file import load_model
-from subtok.normalizer import Normalizer, decode_charsmap
-from subtok.normalizer.charsmap_builder import compile_charsmap
+from subtok.formats.sentencepiece import load_model
+from subtok.normalizers import Normalizer, decode_charsmap
+from subtok.normalizers.charsmap_builder import compile_charsmap
 
 
 @needs_data
@@ -113,7 +113,7 @@ def _models_with_charsmap():
 def test_lazy_charsmap_equals_the_decoded_rules(model):
     """Lookups on the double array agree with the fully decoded dict."""
     import random
-    from subtok.normalizer.charsmap import CharsMap, DictRules
+    from subtok.normalizers.charsmap import CharsMap, DictRules
     blob = load_model(model).normalizer.precompiled_charsmap
     lazy, full = CharsMap(blob), DictRules(decode_charsmap(blob))
     assert lazy.trigger_chars == full.trigger_chars
@@ -146,7 +146,7 @@ def test_resolving_space_aliases_keeps_the_normalized_text(spm, model):
 
 
 def test_space_aliases_are_only_characters_in_no_other_rule():
-    from subtok.normalizer.charsmap import DictRules
+    from subtok.normalizers.charsmap import DictRules
     rules = {"\t": " ", "\u3000": " ", "\u00a0": " ", "\u00a0x": "y", "\u2009": " ",
              "z\u2009": "q", "\u2002": "  ", "\u2003": " ", "\u2581": " "}
     assert DictRules(rules).lone_space_chars() == {"\t", "\u3000", "\u2003", "\u2581"}

@@ -24,8 +24,8 @@ import pytest
 
 from conftest import CORPORA_DIR, MODELS_DIR, needs_corpora, needs_data, run_subtok
 from subtok import EncodeError, SentencePieceProcessor
-from subtok.batch import LineEncoder, SampleLineEncoder, map_lines
-from subtok.sampling import EOS, Lattice, choose_hypothesis, sample_encode_and_score
+from subtok.cli.batch import LineEncoder, SampleLineEncoder, map_lines
+from subtok.models.unigram.lattice import EOS, Lattice, choose_hypothesis, sample_encode_and_score
 
 pytestmark = [needs_data, needs_corpora]
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from conftest import (CORPORA_DIR, MODELS_DIR, corpus_paths, model_id, model_paths, needs_data,
                       sample_lines)
 from subtok import SentencePieceProcessor
-from subtok.model_file import ModelData, build_proto
+from subtok.formats.sentencepiece import ModelData, build_proto
 from subtok.vocab import PieceType, byte_piece
 
 N, U, C, D, X, B = (PieceType.NORMAL, PieceType.UNKNOWN, PieceType.CONTROL,
@@ -199,7 +199,7 @@ def test_token_texts_of_words_with_punctuation_after_them_join_their_letter_part
     """A word with common punctuation after it ("said,") is cut into the
     word and the punctuation, and the text joined from those two parts is
     what sentencepiece gives for the token alone."""
-    from subtok.plain_lines import REJECTED, WordEntries, unmarked
+    from subtok.cli.fastpath.plain_lines import REJECTED, WordEntries, unmarked
     path = str(MODELS_DIR / "maxtext_c4_unigram32k.model")
     processor = SentencePieceProcessor(path)
     ref = spm.SentencePieceProcessor(model_file=path)

@@ -16,9 +16,9 @@ import pytest
 
 import subtok
 from conftest import CORPORA_DIR, needs_corpora, run_subtok
-from subtok.trainers.corpus import MT19937, build_meta, split_into_words
-from subtok.trainers.spec import TrainerOptions, split_csv
-from subtok.trainers.validity import PieceValidator
+from subtok.training.corpus import MT19937, build_meta, split_into_words
+from subtok.training.spec import TrainerOptions, split_csv
+from subtok.training.validity import PieceValidator
 
 HASHIRE = dict(add_dummy_prefix=False, character_coverage=0.995, pad_id=3, pad_piece="[PAD]",
                user_defined_symbols="[PAD],[CLS],[SEP],[MASK],[BOS],[EOS]")
@@ -301,7 +301,7 @@ def test_cli_tsv_and_user_defined_symbols(tmp_path, spm):
                                       "--no-add-dummy-prefix", "--add_dummy_prefix=0"])
 def test_cli_boolean_spellings(spelling, tmp_path):
     from click.testing import CliRunner
-    from subtok.cli import main
+    from subtok.cli.app import main
     result = CliRunner().invoke(main, ["train", "--input", str(CORPORA_DIR / "ja.txt"),
                                        "--model_prefix", str(tmp_path / "m"), "--model_type=char",
                                        "--vocab_size=100", spelling])

@@ -44,7 +44,7 @@ def _normal_pieces(spm, model_path) -> list[str]:
 
 
 def _train_subtok(source, prefix, **options):
-    from subtok.train import train
+    from subtok.training.api import train
     return train(input=str(source), model_prefix=str(prefix), model_type="unigram",
                  quiet=True, **options)
 
@@ -87,7 +87,7 @@ def test_unigram_vocabulary_close_to_sentencepiece(spm, tmp_path, corpus, vocab_
 
 @needs_data
 def test_unigram_training_is_deterministic_across_threads(tmp_path, monkeypatch):
-    from subtok.trainers import unigram
+    from subtok.models.unigram import trainer as unigram
     # Small chunks and no size threshold: the workers really run, each on
     # many chunks (when the machine has more than one CPU).
     monkeypatch.setattr(unigram, "PARALLEL_MIN_CHARS", 0)
@@ -107,9 +107,9 @@ def test_unigram_training_is_deterministic_across_threads(tmp_path, monkeypatch)
 
 @needs_data
 def test_progress_reports_em_steps():
-    from subtok.trainers import unigram
-    from subtok.trainers.corpus import load_corpus
-    from subtok.trainers.spec import TrainerOptions
+    from subtok.models.unigram import trainer as unigram
+    from subtok.training.corpus import load_corpus
+    from subtok.training.spec import TrainerOptions
     options = TrainerOptions.from_kwargs(input=[str(CORPORA_DIR / "ja.txt")],
                                          model_type="unigram", vocab_size=2000, num_threads=1)
     corpus = load_corpus(options)
@@ -179,10 +179,10 @@ def _brute_force_nodes(sentences: list[str], validator, max_length: int) -> dict
     ("ja.txt", {}),
 ])
 def test_seed_substrings_are_the_suffix_tree_nodes(corpus, flags):
-    from subtok.trainers import unigram
-    from subtok.trainers.corpus import load_corpus
-    from subtok.trainers.spec import TrainerOptions
-    from subtok.trainers.validity import PieceValidator
+    from subtok.models.unigram import trainer as unigram
+    from subtok.training.corpus import load_corpus
+    from subtok.training.spec import TrainerOptions
+    from subtok.training.validity import PieceValidator
     lines = (CORPORA_DIR / corpus).read_text(encoding="utf-8").split("\n")[:300]
     options = TrainerOptions.from_kwargs(model_type="unigram", vocab_size=8000, **flags)
     loaded = load_corpus(options, lines=lines)
@@ -239,7 +239,7 @@ def _log_space_expected(text: str, model, weight: float) -> tuple[dict[int, floa
 
 
 def test_forward_backward_rescales_long_units():
-    from subtok.trainers import unigram
+    from subtok.models.unigram import trainer as unigram
     text = ("\u2581" + "abcab" * 7 + "c") * 120  # 4440 characters, Z far below 1e-308
     pieces = [("a", -9.0), ("b", -9.5), ("c", -10.0), ("\u2581", -8.0), ("ab", -7.0),
               ("bc", -12.0), ("abc", -6.5), ("ca", -11.0), ("\u2581ab", -8.5)]
@@ -262,7 +262,7 @@ def test_forward_backward_rescales_long_units():
 
 
 def test_piece_alternatives():
-    from subtok.trainers import unigram
+    from subtok.models.unigram import trainer as unigram
     model = unigram._Model([("a", -2.0), ("b", -2.0), ("ab", -3.0), ("bb", -9.0), ("abb", -4.5)])
     assert unigram.piece_alternatives(model, "a") is None          # a single path
     assert unigram.piece_alternatives(model, "ab") == [0, 1]       # a + b is the runner-up
@@ -271,7 +271,7 @@ def test_piece_alternatives():
 
 
 def test_m_step_and_digamma():
-    from subtok.trainers import unigram
+    from subtok.models.unigram import trainer as unigram
     # sentencepiece's series is good to ~1e-10
     assert unigram.digamma(1.0) == pytest.approx(-0.5772156649015329, abs=1e-9)
     assert unigram.digamma(10.5) == pytest.approx(2.3030010342976865, abs=1e-9)
@@ -284,7 +284,7 @@ def test_m_step_and_digamma():
 
 
 def test_finalize_adds_every_character_and_sorts():
-    from subtok.trainers import unigram
+    from subtok.models.unigram import trainer as unigram
     pieces = [("ab", -1.0), ("a", -2.0), ("abc", -2.0), ("bc", -5.0)]
     alphabet = {"a": 10, "b": 7, "c": 7}
     out = unigram.finalize(pieces, alphabet, 5)
@@ -293,9 +293,9 @@ def test_finalize_adds_every_character_and_sorts():
 
 
 def test_collect_units_matches_words_with_counts():
-    from subtok.trainers import unigram
-    from subtok.trainers.corpus import words_with_counts
-    from subtok.trainers.spec import TrainerOptions
+    from subtok.models.unigram import trainer as unigram
+    from subtok.training.corpus import words_with_counts
+    from subtok.training.spec import TrainerOptions
     sentences = [("\u2581a\u2581bb\u2581a", 1), ("x\u2581a", 1), ("\u2581bb\u2585c\u2581a", 3),
                  ("\u2581a", 1), ("\u2581\u2581q", 1)]
     corpus = SimpleNamespace(sentences=sentences, alphabet={}, meta=[])
@@ -321,10 +321,10 @@ def test_collect_units_matches_words_with_counts():
 def test_cached_lattices_match_fresh_ones(monkeypatch, workers):
     """Renumbered lattices (dropped pieces, lost characters, new order) give
     exactly what lattices built from scratch for the new pieces give."""
-    from subtok.trainers import unigram
-    from subtok.trainers.corpus import load_corpus
-    from subtok.trainers.spec import TrainerOptions
-    from subtok.trainers.validity import PieceValidator
+    from subtok.models.unigram import trainer as unigram
+    from subtok.training.corpus import load_corpus
+    from subtok.training.spec import TrainerOptions
+    from subtok.training.validity import PieceValidator
     monkeypatch.setattr(unigram, "PARALLEL_MIN_CHARS", 0)
     monkeypatch.setattr(unigram, "CHUNK_CHARS", 3000)
     lines = (CORPORA_DIR / "botchan.txt").read_text(encoding="utf-8").split("\n")[:400]

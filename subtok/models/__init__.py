@@ -4,11 +4,11 @@ The registry maps the ``model_type`` names used on the command line and in
 ``TrainerSpec.model_type`` to the model class that encodes with them.
 """
 
-from .base import Model, WordEncoding
-from .bpe import BPEModel
-from .char import CharModel
-from .unigram import UnigramModel
-from .word import WordModel
+from subtok.models.base import Model, WordEncoding
+from subtok.models.bpe.model import BPEModel
+from subtok.models.char.model import CharModel
+from subtok.models.unigram.model import UnigramModel
+from subtok.models.word.model import WordModel
 
 #: model_type name -> model class; TrainerSpec.ModelType numbers in MODEL_TYPE_IDS.
 MODELS: dict[str, type[Model]] = {

@@ -21,8 +21,8 @@ import re
 import string
 from dataclasses import dataclass
 
-from ..normalizer.normalizer import SPACE_SYMBOL
-from ..vocab import PieceType, Vocabulary
+from subtok.normalizers.sentencepiece import SPACE_SYMBOL
+from subtok.vocab import PieceType, Vocabulary
 
 
 #: A letter, as ``re`` sees it: a word character that is no digit or "_".

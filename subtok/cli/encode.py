@@ -1,0 +1,95 @@
+"""``subtok encode``: lines of text to pieces or ids, like spm_encode."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import click
+
+from subtok.cli.batch import LineEncoder, SampleLineEncoder, map_blocks
+from subtok.cli.options import Command, bool_option, option
+from subtok.cli.streams import check_readable, input_paths, read_blocks, read_lines, write_blocks, write_lines
+from subtok.errors import EncodeError, SubtokError
+from subtok.processor import SentencePieceProcessor
+from subtok.vocab import PieceType
+
+SAMPLING_FORMATS = ("sample_piece", "sample_id", "nbest_piece", "nbest_id")
+
+#: spm_encode accepts these and, since its first releases, writes nothing
+#: for them (the line that printed the proto is commented out in
+#: spm_encode_main.cc); each is checked as the format named here.
+PROTO_FORMATS = {"proto": "piece", "sample_proto": "sample_piece", "nbest_proto": "nbest_piece"}
+
+
+@click.command(cls=Command)
+@option("model", required=True, help="Model file (.model).")
+@option("input", multiple=True, help="Input file(s); comma-separated or repeated. Default: stdin.")
+@option("output", default=None, help="Output file. Default: stdout.")
+@option("output_format", default="piece", show_default=True,
+        help="piece | id | sample_piece | sample_id | nbest_piece | nbest_id "
+             "(proto | sample_proto | nbest_proto: checked, no output, as spm_encode)")
+@option("extra_options", default="", help="':'-separated bos, eos, reverse, unk, applied in order.")
+@option("nbest_size", type=int, default=10, show_default=True, help="For sampling / n-best formats.")
+@option("alpha", type=float, default=0.5, show_default=True,
+        help="For sampling formats: inverse temperature (unigram) or dropout rate (BPE).")
+@option("random_seed", type=int, default=None,
+        help="Seed for sampling formats (per line, so any --num_threads gives the same output).")
+@option("vocabulary", default=None, help="Restrict the vocabulary to the pieces listed in this file.")
+@option("vocabulary_threshold", type=int, default=0, show_default=True,
+        help="Minimum frequency of a --vocabulary entry.")
+@bool_option("generate_vocabulary", False, "Print piece<TAB>count of the encoded input instead.")
+@option("num_threads", type=click.IntRange(1, 1024), default=1, show_default=True,
+        help="Worker processes (forked; where the system cannot fork, one process).")
+@option("minloglevel", type=int, default=0, hidden=True)
+@click.argument("files", nargs=-1, type=click.Path())
+def encode(model, input, output, output_format, extra_options, nbest_size, alpha, random_seed,
+           vocabulary, vocabulary_threshold, generate_vocabulary, num_threads, minloglevel, files):
+    """Encode text lines into pieces or ids (like spm_encode)."""
+    if output_format not in ("piece", "id") + SAMPLING_FORMATS + tuple(PROTO_FORMATS):
+        raise EncodeError("unknown output format: %s (choose piece, id, %s, %s)."
+                          % (output_format, ", ".join(SAMPLING_FORMATS), ", ".join(PROTO_FORMATS)))
+    processor = SentencePieceProcessor(model)
+    if vocabulary:
+        processor.set_vocabulary(_read_vocabulary(vocabulary, vocabulary_threshold))
+    paths = input_paths(input, files)
+    if generate_vocabulary:
+        encoder = LineEncoder(processor, "piece", "")
+        counts: Counter = Counter()
+        for line in read_lines(paths):
+            for piece, piece_id in encoder.pairs(line):
+                kind = processor.vocab.types[piece_id]
+                if kind not in (PieceType.UNKNOWN, PieceType.CONTROL):
+                    counts[piece] += 1
+        rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0].encode("utf-8", "surrogateescape")))
+        write_lines((("%s\t%d" % kv).encode("utf-8", "surrogateescape") for kv in rows), output)
+        return
+    checked_as = PROTO_FORMATS.get(output_format, output_format)
+    if checked_as in SAMPLING_FORMATS:
+        encoder = SampleLineEncoder(processor, checked_as, extra_options, nbest_size, alpha,
+                                    random_seed)
+    else:
+        encoder = LineEncoder(processor, checked_as, extra_options)
+    if output_format in PROTO_FORMATS:
+        # Options are checked (above) and the input read, as spm_encode
+        # does; encoding would produce nothing, so it is skipped.
+        write_blocks((b"" for _ in read_blocks(paths)), output)
+        return
+    write_blocks(map_blocks(encoder, read_blocks(paths), num_threads), output)
+
+
+def _read_vocabulary(path: str, threshold: int) -> list[str]:
+    """``piece[<TAB>freq]`` lines; pieces with freq >= threshold are kept."""
+    check_readable([path])
+    keep = []
+    for number, line in enumerate(read_lines([path]), 1):
+        text = line.decode("utf-8", "surrogateescape")
+        if not text:
+            continue
+        piece, _, freq = text.partition("\t")
+        try:
+            count = int(freq) if freq else 1
+        except ValueError:
+            raise SubtokError("%s:%d: frequency %r is not an integer." % (path, number, freq)) from None
+        if count >= threshold:
+            keep.append(piece)
+    return keep

@@ -1,0 +1,1242 @@
+"""Unigram language-model trainer (sentencepiece's ``unigram_model_trainer``).
+
+Phases, each a function below (§6.5 and §6.11 of the reference):
+
+1. :func:`make_seed_pieces`: every character, then the frequent substrings
+   (occurring at least twice, right-maximal, valid pieces) scored
+   ``frequency x length``; the best ``seed_sentencepiece_size`` of them.
+   Scores become log probabilities.
+2. EM rounds. ``num_sub_iterations`` times :func:`run_e_step` (expected
+   piece counts by forward/backward over each unit's lattice) then
+   :func:`run_m_step` (drop pieces expected less than 0.5 times, Bayesian
+   "digamma" re-estimation); then :func:`prune` (drop the pieces whose
+   removal costs the least likelihood, down to ``shrinking_factor`` of the
+   size). Like sentencepiece 0.2.3, training stops right after the prune
+   that reaches ``int(vocab_size * 1.1)`` pieces: no final EM.
+3. :func:`prune_unreachable` then :func:`finalize`: all alphabet characters,
+   then the best-scoring pieces up to ``vocab_size - len(meta)``, in
+   (score desc, piece asc) order.
+
+Units. With ``split_by_whitespace`` (the default) no piece can span two
+words, so every distinct word is one independent lattice weighted by its
+count, as sentencepiece's ``SplitSentencesByWhitespace`` does; otherwise the
+units are the distinct sentences. Nothing is ever kept per occurrence.
+
+Lattices. Pieces only disappear during training, so the lattice of every
+unit is built once, from the seed pieces, and kept as flat arrays by the
+process that owns its chunk of units (:class:`_LatticeRunner`: long-lived
+forked workers, or this process); each later E-step or Viterbi pass only
+renumbers the piece ids.
+
+Seeds. sentencepiece 0.2.3 builds a suffix array over the UTF-8 bytes of
+the corpus (sentences joined by NUL, none after the last) and takes the
+internal nodes of its suffix tree that fall on character boundaries, plus
+the nodes that end with a NUL, minus the NUL. Here a substring is such a
+node iff it occurs at least twice and the characters following its
+occurrences start with at least two different UTF-8 lead bytes (U+2585
+after a masked character, "▁" or the next word's first character at a
+word end, NUL + the next sentence at a sentence end). Valid pieces cannot
+cross words, so the suffixes are those of the distinct words (weighted by
+their counts) with their followers, cut to ``max_sentencepiece_length + 2``
+characters: packed into integers, sorted, and scanned for LCP intervals
+(see :func:`frequent_substrings`). That finds exactly sentencepiece
+0.2.3's seeds (same number, same first EM step) on the test corpora:
+botchan 16112 (suffix mode 18148, no dummy prefix 15872), ja 6232,
+wagahaiwa 24370, gutenberg 227539.
+
+Arithmetic. sentencepiece keeps scores, expected counts and losses in
+float32; we round to float32 where a value is stored (scores, M-step sums,
+losses) but run forward/backward in doubles, in linear space
+(probabilities, not logs: no exp/log per edge), rescaling by powers of two
+where long units would underflow. Results are identical whatever
+``num_threads``: units are cut into chunks that do not depend on it, each
+chunk is summed alone, and the chunk sums are added in chunk order.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import math
+import multiprocessing
+import multiprocessing.connection
+import os
+import re
+import time
+from array import array
+from collections import Counter
+from itertools import accumulate, compress, islice, repeat
+from operator import add, xor
+
+from subtok.errors import TrainerError
+from subtok.training.corpus import sorted_items, split_into_words
+from subtok.training.validity import PieceValidator
+
+LOG = logging.getLogger(__name__)
+
+SPACE = "\u2581"
+UNK_CHAR = "\u2585"
+NUL = "\x00"
+#: Follower of the corpus's last stretch: the end of the text, whose "lead
+#: byte" differs from every real one.
+END = "\U0010ffff"
+
+#: What the functions run by :meth:`_Runner.results` work on: set before
+#: they run here or in forked workers (which inherit it).
+_STATE: dict = {}
+
+#: M-step threshold on expected counts (``kExpectedFrequencyThreshold``).
+EXPECTED_FREQUENCY_THRESHOLD = 0.5
+#: Score of an unknown node below the lowest piece score (``kUnkPenalty``).
+UNK_PENALTY = 10.0
+#: Finalize: penalty step between alphabet characters that are not pieces.
+MIN_SCORE_PENALTY_DELTA = 0.0001
+
+#: Linear-space forward/backward: positions whose probability falls below
+#: this are rescaled (with the others the remaining nodes can reach) by a
+#: power of two, which is exact.
+_TINY = 2.0 ** -400
+
+#: Work per chunk of units (sum of unit lengths, in characters). Chunks do
+#: not depend on num_threads, which keeps the sums identical for any count.
+CHUNK_CHARS = 100_000
+#: Suffixes per partition of the seed search (bounds its memory).
+SEED_PARTITION_SUFFIXES = 400_000
+#: Below this many characters in all units, worker processes are not worth it.
+PARALLEL_MIN_CHARS = 200_000
+
+
+def f32(value: float, _cell=array("f", [0.0])) -> float:
+    """Round to the nearest IEEE binary32 value (what a C++ ``float`` stores)."""
+    _cell[0] = value
+    return _cell[0]
+
+
+def lead_byte(char: str) -> int:
+    """First byte of the UTF-8 encoding of ``char``."""
+    cp = ord(char)
+    if cp < 0x80:
+        return cp
+    if cp < 0x800:
+        return 0xC0 | (cp >> 6)
+    if cp < 0x10000:
+        return 0xE0 | (cp >> 12)
+    return 0xF0 | (cp >> 18)
+
+
+def digamma(x: float) -> float:
+    """sentencepiece's ``Digamma`` (recurrence up to 7, then the series)."""
+    result = 0.0
+    while x < 7:
+        result -= 1 / x
+        x += 1
+    x -= 0.5
+    xx = 1.0 / x
+    xx2 = xx * xx
+    xx4 = xx2 * xx2
+    result += (math.log(x) + (1.0 / 24.0) * xx2 - (7.0 / 960.0) * xx4
+               + (31.0 / 8064.0) * xx4 * xx2 - (127.0 / 30720.0) * xx4 * xx4)
+    return result
+
+
+# ----------------------------------------------------------------------------
+# progress
+
+
+class _Reporter:
+    """Sends one line per EM step / prune to ``progress`` and the logger.
+
+    ``progress`` may be None, a callable taking a string, or an object with
+    ``bar()`` (subtok's :class:`~subtok.training.corpus.Progress`): then a
+    tqdm bar counts the EM steps and shows the last line as its postfix.
+    """
+
+    def __init__(self, progress) -> None:
+        self.callback = None
+        self.bar = None
+        if progress is None:
+            return
+        if hasattr(progress, "bar"):
+            try:
+                self.bar = progress.bar(total=None, desc="unigram EM", unit=" steps")
+            except TypeError:  # pragma: no cover - other bar signatures
+                self.bar = None
+        elif callable(progress):
+            self.callback = progress
+
+    def log(self, message: str, step: bool = False) -> None:
+        LOG.info(message)
+        if self.callback is not None:
+            self.callback(message)
+        if self.bar is not None:
+            if step:
+                self.bar.update(1)
+            setter = getattr(self.bar, "set_postfix_str", None)
+            if setter is not None:
+                setter(message, refresh=False)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+# ----------------------------------------------------------------------------
+# units
+
+
+def _split_words(text: str, options) -> list[str]:
+    return split_into_words(text, options.treat_whitespace_as_suffix,
+                            options.allow_whitespace_only_pieces)
+
+
+def _seed_parts(text: str, options) -> list[str]:
+    """The stretches of a sentence that seed pieces may not cross (pretokenization)."""
+    delimiter = options.pretokenization_delimiter
+    if delimiter:
+        return [p for p in text.split(delimiter) if p]
+    return [text]
+
+
+def collect_units(corpus, options) -> tuple[list[tuple[str, int]], dict[str, int]]:
+    """EM units and seed entries in one pass over the sentences.
+
+    Returns ``(units, entries)``. ``units`` are the distinct words (or
+    sentences when ``split_by_whitespace`` is off) with summed frequencies,
+    in sentencepiece's order (frequency desc, string asc).
+
+    ``entries`` maps ``stretch + follower`` to its number of occurrences
+    (sentence frequencies summed; with TSV input too, as 0.2.3 does rather
+    than the snapshot's "every sentence twice"). A stretch is a word cut at
+    U+2585; its follower is what comes next in sentencepiece's suffix array:
+    the next character of the sentence (U+2585, "▁", the next word's first
+    character), or at the end of a sentence NUL plus the first character
+    of the next one, or :data:`END` after the last sentence (no separator
+    follows it).
+    """
+    split_ws = options.split_by_whitespace
+    delimiter = options.pretokenization_delimiter
+    simple_prefix = (split_ws and not options.treat_whitespace_as_suffix
+                     and not options.allow_whitespace_only_pieces and not delimiter)
+    unit_counts: Counter = Counter()
+    followed: Counter = Counter()  # stretch + follower -> count
+    # Fast path (prefix "▁", one occurrence per line): count the parts
+    # between "▁"s; "▁" is put back on the distinct words only.
+    mid: Counter = Counter()       # "▁"-words followed by "▁" (without their "▁")
+    last: Counter = Counter()      # sentence-final "▁"-words
+    head_mid: Counter = Counter()  # a first word without "▁", then "▁"
+    pending = None    # the previous sentence's last stretch, waiting for its follower
+    pending_count = 0
+    for text, freq in corpus.sentences:
+        if simple_prefix and freq == 1:
+            if pending is not None:
+                followed[pending + NUL + text[0]] += pending_count
+            parts = text.split(SPACE)
+            if len(parts) == 1:
+                unit_counts[text] += 1
+                pending, pending_count = text, 1
+                continue
+            if parts[0]:
+                head_mid[parts[0]] += 1
+            mid.update(parts[1:-1])
+            last[parts[-1]] += 1
+            pending, pending_count = SPACE + parts[-1], 1
+            continue
+        em_text = text.replace(delimiter, "") if delimiter else text
+        if split_ws:
+            for word in _split_words(em_text, options):
+                unit_counts[word] += freq
+        elif em_text:
+            unit_counts[em_text] += freq
+        for part in _seed_parts(text, options):
+            if pending is not None:
+                followed[pending + NUL + part[0]] += pending_count
+            pieces = _split_words(part, options) if split_ws else [part]
+            for i in range(len(pieces) - 1):
+                followed[pieces[i] + pieces[i + 1][0]] += freq
+            pending, pending_count = pieces[-1], freq
+    if pending is not None:
+        followed[pending + END] += pending_count
+    for counter, prefix, follower in ((mid, SPACE, SPACE), (head_mid, "", SPACE), (last, SPACE, "")):
+        for part, count in counter.items():
+            word = prefix + part
+            unit_counts[word] += count
+            if follower:
+                followed[word + follower] += count
+        counter.clear()
+    entries: dict[str, int] = {}
+    for key, count in followed.items():
+        stretch, follower = _split_entry(key)
+        if UNK_CHAR in stretch:
+            pieces = stretch.split(UNK_CHAR)
+            for piece in pieces[:-1]:
+                if piece:
+                    piece += UNK_CHAR
+                    entries[piece] = entries.get(piece, 0) + count
+            if not pieces[-1]:
+                continue
+            key = pieces[-1] + follower
+        entries[key] = entries.get(key, 0) + count
+    units = sorted_items(unit_counts.items())
+    return units, entries
+
+
+def _split_entry(key: str) -> tuple[str, str]:
+    """(stretch, follower) of an entry key: the follower is NUL + char or one char."""
+    cut = key.find(NUL)
+    if cut < 0:
+        cut = len(key) - 1
+    return key[:cut], key[cut:]
+
+
+# ----------------------------------------------------------------------------
+# 1. seeds
+
+
+class _ValidityClasses:
+    """``is_valid`` for many substrings, one validator call per character-class pattern.
+
+    Whether a string is a valid piece depends on its length and, for each
+    character, only on: being "▁", being forbidden (U+2585, NUL, TAB,
+    space, surrogate), its script and being a digit (§6.4). Every character
+    is replaced by the first character seen with the same properties, and
+    the validator is asked once per distinct pattern.
+    """
+
+    def __init__(self, validator: PieceValidator, chars) -> None:
+        from subtok.training.validity import is_digit, script_of
+        representative: dict = {}
+        table: dict[int, str] = {}
+        for char in sorted(chars):
+            forbidden = char in (UNK_CHAR, NUL, "\t", " ") or "\ud800" <= char <= "\udfff"
+            key = (char == SPACE, forbidden, None if forbidden else script_of(char),
+                   is_digit(char))
+            table[ord(char)] = representative.setdefault(key, char)
+        self.table = table
+        self.validator = validator
+        self.cache: dict[str, bool] = {}
+
+    def __call__(self, piece: str) -> bool:
+        pattern = piece.translate(self.table)
+        valid = self.cache.get(pattern)
+        if valid is None:
+            valid = self.cache[pattern] = self.validator.is_valid(pattern)
+        return valid
+
+
+def _seed_partition(pattern: str) -> list[tuple[str, int]]:
+    """Suffix-tree nodes among the suffixes starting with a character of ``pattern``.
+
+    Every suffix (cut to ``max_length + 2`` characters, zero-padded)
+    becomes an integer: its dense character codes, most significant first,
+    then its rank in the low bits. Sorting the integers sorts the suffixes;
+    the bit length of the XOR of two neighbours gives their longest common
+    prefix. A bottom-up scan of these LCPs enumerates the LCP intervals,
+    i.e. the internal nodes of the suffix tree, with their depth.
+    """
+    st = _STATE
+    scan, encoded, weight_at = st["scan"], st["encoded"], st["weight_at"]
+    leads, bits, max_length, is_valid = st["leads"], st["bits"], st["max_length"], st["is_valid"]
+    nul_code = st["nul_code"]
+    positions = [m.start() for m in re.finditer(pattern, scan)]
+    count = len(positions)
+    if count < 2:
+        return []
+    width = max_length + 2          # characters per key
+    unit = bits // 8                # bytes per character
+    span = width * unit
+    id_bits = count.bit_length()
+    from_bytes = int.from_bytes
+    keys = [(from_bytes(encoded[p * unit:p * unit + span], "big") << id_bits) | n
+            for n, p in enumerate(positions)]
+    keys.sort()
+    id_mask = (1 << id_bits) - 1
+    positions = [positions[key & id_mask] for key in keys]
+    cumulative = [0]
+    cumulative.extend(accumulate([weight_at[p] for p in positions]))
+    key_bits = width * bits + id_bits
+    depths = [width if xb <= id_bits else (key_bits - xb) // bits
+              for xb in map(int.bit_length, map(xor, keys, islice(keys, 1, None)))]
+    depths.append(0)
+    code_mask = (1 << bits) - 1
+    found: list[tuple[str, int]] = []
+    stack = [(0, 0)]  # (depth, left bound)
+    top = 0
+    for i, depth in enumerate(depths, 1):
+        left = i - 1
+        while depth < top:
+            node_depth, left = stack.pop()
+            top = stack[-1][0]
+            if node_depth < 2 or node_depth >= width:
+                continue
+            # The node: sorted suffixes left..i-1 share node_depth characters;
+            # it is one of the byte-level tree if the next lead bytes differ.
+            shift = id_bits + bits * (width - 1 - node_depth)
+            if leads[(keys[left] >> shift) & code_mask] == leads[(keys[i - 1] >> shift) & code_mask]:
+                continue
+            p = positions[left]
+            if node_depth <= max_length:
+                piece = scan[p:p + node_depth]
+                if is_valid(piece):  # (NUL, i.e. a follower inside, is invalid)
+                    found.append((piece, cumulative[i] - cumulative[left]))
+            # 0.2.3 also keeps a node that ends with a sentence separator, minus it.
+            if (node_depth >= 3 and (keys[left] >> (shift + bits)) & code_mask == nul_code
+                    and scan[p + node_depth - 2] != NUL):
+                piece = scan[p:p + node_depth - 1]
+                if is_valid(piece):
+                    found.append((piece, cumulative[i] - cumulative[left]))
+        if depth > top:
+            stack.append((depth, left))
+            top = depth
+    return found
+
+
+def frequent_substrings(entries: dict[str, int], max_length: int, validator: PieceValidator,
+                        runner: "_Runner | None" = None) -> list[tuple[str, int]]:
+    """The seed substrings with their counts, by (count desc, string asc).
+
+    ``entries`` maps ``stretch + follower`` to a count (see
+    :func:`collect_units`). A substring of a stretch is a seed when it has
+    2 .. ``max_length`` characters, is a valid piece, and is a node of the
+    byte-level suffix tree of the corpus that ends on a character boundary:
+    its occurrences are followed by characters with at least two different
+    UTF-8 lead bytes. sentencepiece 0.2.3 also takes a node that ends with
+    a sentence separator, without the separator: a sentence ending that
+    occurs at least twice before sentences starting with different lead
+    bytes (never with the dummy prefix "▁", always there). A string found
+    both ways gets the sum of the two counts (0.2.3's scores add up).
+
+    Suffixes are split by their first character into independent
+    partitions (no node spans two), which may run in worker processes.
+    Layout: all entries are joined, each followed by ``max_length + 2``
+    padding positions. ``scan`` has the stretches and NUL elsewhere (so no
+    suffix starts and no piece extends there); ``encoded`` has the dense
+    code of every character, follower included, and zeros for padding.
+    """
+    if not entries:
+        return []
+    padding = max_length + 2
+    scan_parts = []
+    text_parts = []
+    weight_at = array("I" if max(entries.values()) < 1 << 32 else "Q")
+    for key, count in entries.items():
+        stretch, follower = _split_entry(key)
+        scan_parts.append(stretch)
+        scan_parts.append(NUL * (len(follower) + padding))
+        text_parts.append(key)
+        text_parts.append("\uffff" * padding)
+        weight_at.extend(repeat(count, len(key) + padding))
+    scan = "".join(scan_parts)
+    text = "".join(text_parts)
+    del scan_parts, text_parts
+    chars = sorted(set(text) - {"\uffff"} | {NUL})
+    code_of = {c: n + 1 for n, c in enumerate(chars)}   # 0 pads the keys
+    leads = [-1] + [-2 if c == END else lead_byte(c) for c in chars]
+    top = len(chars) + 1
+    bits = 8 if top <= 0x100 else 16 if top <= 0x10000 else 32
+    table = {ord(c): n for c, n in code_of.items()}
+    table[0xFFFF] = 0
+    text = text.translate(table)
+    if bits == 8:
+        encoded = text.encode("latin-1")
+    else:
+        encoded = text.encode("utf-16-be" if bits == 16 else "utf-32-be", "surrogatepass")
+    del text
+    # Partitions by first character, balanced by suffix count.
+    starts = Counter(scan)
+    starts.pop(NUL, None)
+    total = sum(starts.values())
+    groups = max(1, -(-total // SEED_PARTITION_SUFFIXES))
+    bins: list[list[str]] = [[] for _ in range(groups)]
+    loads = [0] * groups
+    for char, n in sorted_items(starts.items()):
+        g = loads.index(min(loads))
+        bins[g].append(char)
+        loads[g] += n
+    tasks = [("[%s]" % "".join(re.escape(c) for c in sorted(b)),) for b in bins if b]
+    is_valid = _ValidityClasses(validator, chars)
+    state = dict(scan=scan, encoded=encoded, weight_at=weight_at, leads=leads, bits=bits,
+                 max_length=max_length, is_valid=is_valid, nul_code=code_of[NUL])
+    if runner is None:
+        runner = _Runner([], 1)
+    found: dict[str, int] = {}
+    for part in runner.results(_seed_partition, tasks, total, **state):
+        for piece, count in part:
+            found[piece] = found.get(piece, 0) + count
+    return sorted_items(found.items())
+
+
+def make_seed_pieces(corpus, options, entries: dict[str, int], validator: PieceValidator,
+                     runner: "_Runner | None" = None) -> list[tuple[str, float]]:
+    """Seed pieces with log-probability scores (``MakeSeedSentencePieces``).
+
+    Characters first (every character of the corpus, ``Sorted`` by count),
+    then the frequent substrings of :func:`frequent_substrings` that are
+    valid pieces, by score ``count x length`` (desc; ties by string), at
+    most ``seed_sentencepiece_size`` of them. ``seed_sentencepieces_file``
+    (``piece<TAB>freq`` lines) replaces the substrings. Scores are
+    ``log(v) - log(sum v)`` with the sum in float32.
+    """
+    chars = {c: n for c, n in corpus.alphabet.items() if n > 0 and c not in (UNK_CHAR, NUL)}
+    seeds: list[tuple[str, float]] = sorted_items(chars.items())
+    size = options.seed_sentencepiece_size
+    if options.seed_sentencepieces_file:
+        extra = _read_seed_file(options.seed_sentencepieces_file, validator)
+        seeds = sorted_items(seeds + extra)[:size]
+    else:
+        found = frequent_substrings(entries, options.max_sentencepiece_length, validator, runner)
+        candidates = sorted_items((s, count * len(s)) for s, count in found)[:size]
+        seeds.extend(candidates)
+    total = 0.0
+    for _, value in seeds:
+        total = f32(total + value)
+    logsum = f32(math.log(total))
+    return [(piece, f32(math.log(value) - logsum)) for piece, value in seeds]
+
+
+def _read_seed_file(path: str, validator: PieceValidator) -> list[tuple[str, int]]:
+    """``piece<TAB>freq`` lines: the valid pieces with score ``freq x length``."""
+    extra = []
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as handle:
+            for number, line in enumerate(handle, 1):
+                fields = line.rstrip("\n").split("\t")
+                if len(fields) == 1 and not fields[0]:
+                    continue
+                try:
+                    freq = int(fields[1])
+                except (IndexError, ValueError):
+                    raise TrainerError("%s:%d: expected piece<TAB>freq in "
+                                       "--seed_sentencepieces_file." % (path, number)) from None
+                if validator.is_valid(fields[0]):
+                    extra.append((fields[0], freq * len(fields[0])))
+    except OSError as error:
+        raise TrainerError("%s: cannot read --seed_sentencepieces_file: %s."
+                           % (path, error.strerror)) from None
+    return extra
+
+
+# ----------------------------------------------------------------------------
+# lattices
+
+
+class _Model:
+    """The current pieces as the lattice code needs them.
+
+    ``table`` (built on first use: only building lattices and the prune's
+    alternatives need it) maps every piece to its index and every proper
+    prefix of a piece that is not itself a piece to -1, so a scan from one
+    position can stop as soon as no piece can start with what was read.
+    """
+
+    def __init__(self, pieces: list[tuple[str, float]]) -> None:
+        self.pieces = pieces
+        self.scores = [score for _, score in pieces]
+        self.probs = [math.exp(score) for score in self.scores]
+        self.max_length = max((len(p) for p, _ in pieces), default=1)
+        self.min_score = min(self.scores)
+        # sentencepiece's training model leaves unk_id at 0: unknown nodes
+        # count for piece 0.
+        self.unk_index = 0
+        self.unk_score = f32(self.min_score - UNK_PENALTY)
+        self.unk_prob = math.exp(self.unk_score)
+        self.size = len(pieces)
+        self._table: dict[str, int] | None = None
+
+    @property
+    def table(self) -> dict[str, int]:
+        if self._table is None:
+            table: dict[str, int] = {}
+            for index, (piece, _) in enumerate(self.pieces):
+                table[piece] = index
+            for piece, _ in self.pieces:
+                for end in range(len(piece) - 1, 0, -1):
+                    prefix = piece[:end]
+                    if prefix in table:
+                        break
+                    table[prefix] = -1
+            self._table = table
+        return self._table
+
+
+# Node piece ids in the cached lattices besides real indices: an unknown
+# node (no one-character piece at its position; counts for piece 0, as
+# sentencepiece's training model leaves unk_id at 0) and a node whose piece
+# was removed since the lattice was built (probability 0). Both index the
+# per-step value lists from the end.
+UNKNOWN = -1
+DROPPED = -2
+
+
+def _unit_nodes(text: str, get) -> list[tuple[int, int, int]]:
+    """The lattice of ``text``: nodes (begin, end, piece id), by begin, then length.
+
+    ``get`` is the model table's ``get`` (pieces and their prefixes); a
+    scan from one position stops at the first string no piece starts with.
+    """
+    nodes = []
+    append = nodes.append
+    n = len(text)
+    for i in range(n):
+        k = get(text[i])
+        if k is None or k < 0:
+            append((i, i + 1, UNKNOWN))
+            if k is None:
+                continue
+        else:
+            append((i, i + 1, k))
+        for j in range(i + 2, n + 1):  # (stops at the first non-prefix)
+            k = get(text[i:j])
+            if k is None:
+                break
+            if k >= 0:
+                append((i, j, k))
+    return nodes
+
+
+def _unit_expected(nodes, n: int, weight: int, probs, expected, max_length: int) -> float:
+    """Add ``weight`` x the marginal of every node to ``expected``; return log Z.
+
+    Forward and backward run on probabilities, not logs: ``alpha[j]`` gets
+    the contributions of the nodes ending at j, pushed in begin order; the
+    backward pass walks the nodes in reverse, so ``beta[j]`` is final when
+    a node ending at j is met, and adds the node's marginal at once. A unit
+    whose probability underflows is redone with rescaling.
+    """
+    alpha = [0.0] * (n + 1)
+    alpha[0] = 1.0
+    for i, j, k in nodes:
+        alpha[j] += alpha[i] * probs[k]
+    z = alpha[n]
+    if not z >= _TINY:
+        return _unit_expected_rescaled(nodes, n, weight, probs, expected, max_length)
+    scale = weight / z
+    alpha = [a * scale for a in alpha]
+    beta = [0.0] * (n + 1)
+    beta[n] = 1.0
+    for i, j, k in reversed(nodes):
+        x = probs[k] * beta[j]
+        beta[i] += x
+        expected[k] += alpha[i] * x
+    return math.log(z)
+
+
+def _rescale(values: list, lo: int, hi: int) -> int:
+    """Multiply ``values[lo..hi]`` by the power of two that brings their max near 1."""
+    top = max(values[lo:hi + 1])
+    if top <= 0.0:
+        return 0
+    e = -math.frexp(top)[1]
+    ldexp = math.ldexp
+    for j in range(lo, hi + 1):
+        values[j] = ldexp(values[j], e)
+    return e
+
+
+def _unit_expected_rescaled(nodes, n, weight, probs, expected, max_length) -> float:
+    """:func:`_unit_expected` for units whose probabilities underflow doubles.
+
+    When the prefix probability of a position falls below ``_TINY``, it and
+    every later position the remaining nodes can reach (``max_length``
+    ahead) are multiplied by one power of two, which is exact; the true
+    ``alpha[i]`` is ``alpha[i] * 2**-shifts[i]``. The backward pass does the
+    same with one running exponent, and every marginal is corrected by the
+    difference of exponents.
+    """
+    alpha = [0.0] * (n + 1)
+    alpha[0] = 1.0
+    shifts = [0] * (n + 1)
+    shift = 0
+    current = -1
+    for i, j, k in nodes:
+        if i != current:  # position i is final: every node ending there was seen
+            current = i
+            if alpha[i] < _TINY:
+                shift += _rescale(alpha, i, min(n, i + max_length))
+            shifts[i] = shift
+        alpha[j] += alpha[i] * probs[k]
+    if alpha[n] < _TINY:
+        shift += _rescale(alpha, n, n)
+    shifts[n] = shift
+    z = alpha[n]
+    scale = weight / z
+    beta = [0.0] * (n + 1)
+    beta[n] = 1.0
+    bshift = 0
+    current = n
+    ldexp = math.ldexp
+    for i, j, k in reversed(nodes):
+        if i != current:
+            if beta[current] < _TINY:
+                bshift += _rescale(beta, current, min(n, current + max_length))
+            current = i
+        x = probs[k] * beta[j]
+        beta[i] += x
+        expected[k] += ldexp(alpha[i] * x * scale, shift - shifts[i] - bshift)
+    return math.log(z) - shift * _LN2
+
+
+_LN2 = math.log(2.0)
+
+
+def _unit_viterbi(nodes, n: int, scores) -> list[int]:
+    """Piece ids of the best path (sentencepiece's tie rule: the earliest begin wins)."""
+    best = [-math.inf] * (n + 1)
+    best[0] = 0.0
+    back = [None] * (n + 1)
+    for node in nodes:
+        i, j, k = node
+        v = best[i] + scores[k]
+        if v > best[j]:
+            best[j] = v
+            back[j] = node
+    path = []
+    j = n
+    while j > 0:
+        i, j, k = back[j]
+        path.append(k)
+        j = i
+    return path
+
+
+class _ChunkLattices:
+    """The lattices of units ``lo..hi-1``, kept between EM steps as flat arrays.
+
+    Pieces only ever disappear during training, so a lattice never gains a
+    node: it is built once from the seed pieces, then every step renumbers
+    the piece ids (:meth:`renumber`). A removed one-character piece turns
+    into an unknown node (exactly what the lattice would then hold), any
+    other removed piece into a dropped node (probability 0, score -inf);
+    dropped nodes are swept out when they become many.
+    """
+
+    def __init__(self, units, lo: int, hi: int, model: _Model) -> None:
+        get = model.table.get
+        longest = max((len(text) for text, _ in units[lo:hi]), default=0)
+        code = "H" if longest < 0xFFFF else "I"
+        self.lo, self.hi = lo, hi
+        self.begins, self.ends, self.ids = array(code), array(code), array("i")
+        self.offsets = array("q", [0])
+        for u in range(lo, hi):
+            nodes = _unit_nodes(units[u][0], get)
+            if nodes:
+                begins, ends, ids = zip(*nodes)
+                self.begins.extend(begins)
+                self.ends.extend(ends)
+                self.ids.extend(ids)
+            self.offsets.append(len(self.ids))
+
+    def nodes(self, u: int) -> list[tuple[int, int, int]]:
+        s, t = self.offsets[u - self.lo], self.offsets[u - self.lo + 1]
+        return list(zip(self.begins[s:t], self.ends[s:t], self.ids[s:t]))
+
+    def renumber(self, mapping: list[int]) -> None:
+        """Apply ``mapping``: old id -> new id, UNKNOWN or DROPPED (which map to themselves)."""
+        self.ids = array("i", map(mapping.__getitem__, self.ids))
+        if self.ids.count(DROPPED) * 4 > len(self.ids):
+            keep = [k != DROPPED for k in self.ids]
+            code = self.begins.typecode
+            self.begins = array(code, compress(self.begins, keep))
+            self.ends = array(code, compress(self.ends, keep))
+            self.ids = array("i", compress(self.ids, keep))
+            offsets = self.offsets
+            counts = [keep[offsets[u]:offsets[u + 1]].count(True) for u in range(len(offsets) - 1)]
+            self.offsets = array("q", [0])
+            self.offsets.extend(accumulate(counts))
+
+
+def _alternatives_range(lo: int, hi: int) -> list:
+    """``NBest(2)`` verdicts for pieces ``lo..hi-1`` (see :func:`piece_alternatives`)."""
+    model: _Model = _STATE["model"]
+    pieces = _STATE["pieces"]
+    return [piece_alternatives(model, pieces[i][0]) for i in range(lo, hi)]
+
+
+def piece_alternatives(model: _Model, piece: str):
+    """How ``piece`` would be segmented without itself (``NBest(2)`` on its string).
+
+    Returns None when its lattice has a single path (a one-character piece:
+    always kept, no alternative), False when its best segmentation is not
+    the piece itself (never chosen: removable), else the ids of the best
+    segmentation that does not use it (the second best path). On equal
+    scores the piece itself wins, as the Viterbi prefers the longest node.
+    """
+    n = len(piece)
+    if n == 1:
+        return None
+    table, scores, max_length = model.table, model.scores, model.max_length
+    get = table.get
+    best = [-math.inf] * (n + 1)
+    best[0] = 0.0
+    back_pos = [0] * (n + 1)
+    back_id = [0] * (n + 1)
+    for i in range(n):
+        bi = best[i]
+        limit = min(n, i + max_length)
+        single = False
+        j = i + 1
+        while j <= limit:
+            k = get(piece[i:j])
+            if k is None:
+                break
+            if k >= 0 and not (i == 0 and j == n):
+                v = bi + scores[k]
+                if v > best[j]:
+                    best[j] = v
+                    back_pos[j] = i
+                    back_id[j] = k
+            if k >= 0 and j == i + 1:
+                single = True
+            j += 1
+        if not single:
+            v = bi + model.unk_score
+            if v > best[i + 1]:
+                best[i + 1] = v
+                back_pos[i + 1] = i
+                back_id[i + 1] = model.unk_index
+    own = table.get(piece, -1)
+    if own < 0:
+        return False
+    if f32(best[n]) > scores[own]:
+        return False
+    path = []
+    j = n
+    while j > 0:
+        path.append(back_id[j])
+        j = back_pos[j]
+    path.reverse()
+    return path
+
+
+# ----------------------------------------------------------------------------
+# running chunks, in this process or in forked workers
+
+
+def _cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+class _Runner:
+    """Runs a range function over fixed chunks, optionally in worker processes.
+
+    Chunks depend on the data only; results come back in chunk order, so
+    whatever ``num_threads`` is, the caller merges the same partial results
+    in the same order. Workers are forked per call (they inherit the state
+    in ``_STATE`` without pickling it).
+    """
+
+    def __init__(self, units: list[tuple[str, int]], num_threads: int) -> None:
+        self.units = units
+        self.processes = max(1, min(num_threads, _cpu_count()))
+        self.can_fork = "fork" in multiprocessing.get_all_start_methods()
+
+    @staticmethod
+    def chunk(items, cost) -> list[tuple[int, int]]:
+        bounds = [0]
+        acc = 0
+        for index, item in enumerate(items):
+            acc += cost(item)
+            if acc >= CHUNK_CHARS:
+                bounds.append(index + 1)
+                acc = 0
+        if bounds[-1] != len(items):
+            bounds.append(len(items))
+        return list(zip(bounds, bounds[1:]))
+
+    def results(self, func, tasks: list[tuple], work: int, **state):
+        """Yield ``func(*task)`` for every task, in task order.
+
+        ``state`` (and the units) are published in ``_STATE`` for ``func``.
+        With ``num_threads > 1``, fork available, several tasks and enough
+        ``work``, the tasks run in a pool of forked workers (which inherit
+        ``_STATE``); results stream back in order, so the caller can merge
+        them as they come without holding them all.
+        """
+        _STATE.clear()
+        _STATE["units"] = self.units
+        _STATE.update(state)
+        try:
+            if (self.processes < 2 or not self.can_fork or len(tasks) < 2
+                    or work < PARALLEL_MIN_CHARS):
+                for task in tasks:
+                    yield func(*task)
+                return
+            context = multiprocessing.get_context("fork")
+            gc.freeze()  # the children's collector then leaves inherited objects alone
+            try:
+                with context.Pool(min(self.processes, len(tasks))) as pool:
+                    yield from pool.imap(_apply, [(func, task) for task in tasks], chunksize=1)
+            finally:
+                gc.unfreeze()
+        finally:
+            _STATE.clear()
+
+
+def _apply(job):
+    func, task = job
+    return func(*task)
+
+
+class _LatticeRunner:
+    """EM passes over the units, with the lattices cached in long-lived workers.
+
+    Units are cut into chunks that do not depend on ``num_threads``; chunk c
+    lives in worker ``c % workers`` (forked once, on the first pass; with one
+    worker or without fork, everything stays in this process). Each chunk
+    is summed alone and the parent adds the chunk sums in chunk order, so
+    the result is the same whatever the number of workers.
+    """
+
+    def __init__(self, units: list[tuple[str, int]], num_threads: int) -> None:
+        self.units = units
+        self.chunks = _Runner.chunk(units, lambda u: len(u[0]) + 1)
+        self.total_chars = sum(len(text) + 1 for text, _ in units)
+        self.total_weight = sum(weight for _, weight in units)
+        workers = max(1, min(num_threads, _cpu_count(), len(self.chunks)))
+        if (workers > 1 and self.total_chars >= PARALLEL_MIN_CHARS
+                and "fork" in multiprocessing.get_all_start_methods()):
+            self.workers = workers
+        else:
+            self.workers = 1
+        self.local: dict[int, _ChunkLattices] = {}  # the chunks, without workers
+        self.pipes: list = []
+        self.processes: list = []
+        self.pieces: list[str] = []  # what the lattices' piece ids refer to
+
+    def _mapping(self, pieces: list[tuple[str, float]]) -> list[int]:
+        index = {piece: i for i, (piece, _) in enumerate(pieces)}
+        mapping = [index.get(p, UNKNOWN if len(p) == 1 else DROPPED) for p in self.pieces]
+        mapping.extend((DROPPED, UNKNOWN))  # indices -2 and -1 map to themselves
+        return mapping
+
+    def run(self, kind: str, model: _Model, pieces: list[tuple[str, float]]):
+        """One pass with the model of ``pieces``: yield every chunk's result in chunk order.
+
+        ``kind`` "expected": (expected counts, sum of w * log Z); "viterbi":
+        (Viterbi frequencies, token count). The first pass builds the
+        lattices (and must be "expected").
+        """
+        if not self.pieces:
+            job = ("build", model)
+        else:
+            mapping = self._mapping(pieces)
+            if kind == "expected":
+                job = ("expected", mapping, model.probs + [0.0, model.unk_prob], model.max_length)
+            else:
+                job = ("viterbi", mapping, model.scores + [-math.inf, model.unk_score])
+        first = not self.pieces
+        self.pieces = [p for p, _ in pieces]
+        if self.workers == 1:
+            for number in range(len(self.chunks)):
+                yield _do_chunk(self.local, self.units, self.chunks, number, job)
+            return
+        if first:
+            self._start(model)
+        else:
+            for pipe in self.pipes:
+                pipe.send(job)
+        pending: dict[int, object] = {}
+        for number in range(len(self.chunks)):
+            while number not in pending:
+                for pipe in multiprocessing.connection.wait(self.pipes):
+                    try:
+                        message = pipe.recv()
+                    except EOFError:
+                        raise TrainerError("a unigram training worker process died.") from None
+                    if message[0] == "error":
+                        raise TrainerError("a unigram training worker failed: %s" % message[1])
+                    pending[message[0]] = message[1]
+            yield pending.pop(number)
+
+    def _start(self, model: _Model) -> None:
+        model.table  # built once, before the workers fork
+        context = multiprocessing.get_context("fork")
+        gc.freeze()  # the children's collector then leaves inherited objects alone
+        try:
+            for w in range(self.workers):
+                parent, child = context.Pipe()
+                process = context.Process(target=_worker_main,
+                                          args=(child, self.units, self.chunks, w, self.workers,
+                                                model), daemon=True)
+                process.start()
+                child.close()
+                self.pipes.append(parent)
+                self.processes.append(process)
+        finally:
+            gc.unfreeze()
+
+    def close(self) -> None:
+        """Stop the workers (they end on None or a closed pipe) and drop the lattices."""
+        for pipe in self.pipes:
+            try:
+                pipe.send(None)
+                pipe.close()
+            except OSError:
+                pass
+        for process in self.processes:
+            process.join(timeout=5)
+            if process.is_alive():
+                process.terminate()
+        self.pipes, self.processes = [], []
+        self.local.clear()
+
+
+def _do_chunk(store: dict, units, chunks, number: int, job: tuple):
+    """One job on chunk ``number`` (building it first if needed): its result."""
+    kind = job[0]
+    lo, hi = chunks[number]
+    if kind == "build":
+        model = job[1]
+        store[number] = lattices = _ChunkLattices(units, lo, hi, model)
+        probs = model.probs + [0.0, model.unk_prob]
+        max_length = model.max_length
+        kind = "expected"
+    else:
+        lattices = store[number]
+        lattices.renumber(job[1])
+        if kind == "expected":
+            probs, max_length = job[2], job[3]
+        else:
+            scores = job[2]
+    size = len(probs if kind == "expected" else scores) - 2
+    values = [0.0] * (size + 2)
+    total = 0.0
+    if kind == "expected":
+        for u in range(lo, hi):
+            text, weight = units[u]
+            total += weight * _unit_expected(lattices.nodes(u), len(text), weight, probs,
+                                             values, max_length)
+    else:
+        tokens = 0
+        for u in range(lo, hi):
+            text, weight = units[u]
+            path = _unit_viterbi(lattices.nodes(u), len(text), scores)
+            for k in path:
+                values[k] += weight
+            tokens += len(path) * weight
+        total = tokens
+    values[0] += values[-1]  # unknown nodes count for piece 0
+    return array("d", values[:size]), total
+
+
+def _worker_main(pipe, units, chunks, worker: int, workers: int, model: _Model) -> None:
+    """A worker: owns chunks ``worker, worker + workers, ...``; first builds them."""
+    store: dict[int, _ChunkLattices] = {}
+    mine = range(worker, len(chunks), workers)
+    job = ("build", model)
+    try:
+        while job is not None:
+            for number in mine:
+                pipe.send((number, _do_chunk(store, units, chunks, number, job)))
+            job = pipe.recv()
+    except (EOFError, KeyboardInterrupt):
+        pass
+    except BaseException as error:  # report, then quit
+        import traceback
+        try:
+            pipe.send(("error", "".join(traceback.format_exception(error))))
+        except OSError:
+            pass
+
+
+# ----------------------------------------------------------------------------
+# 2. EM
+
+
+def run_e_step(model: _Model, pieces: list[tuple[str, float]],
+               lattices: "_LatticeRunner") -> tuple[list[float], float]:
+    """Expected count of every piece and the objective (``RunEStep``).
+
+    For every unit: forward/backward over its lattice (all pieces of the
+    model, plus an unknown node counting for piece 0 where no one-character
+    piece starts); each node adds ``freq * P(node)`` to its piece. The
+    objective is the mean negative log likelihood per unit occurrence.
+    """
+    expected = [0.0] * model.size
+    loglik = 0.0
+    for values, part in lattices.run("expected", model, pieces):
+        expected = list(map(add, expected, values))
+        loglik += part
+    return expected, -loglik / lattices.total_weight
+
+
+def run_m_step(pieces: list[tuple[str, float]], expected: list[float]) -> list[tuple[str, float]]:
+    """Drop pieces expected < 0.5 times; score = digamma(count) - digamma(sum)."""
+    kept = []
+    total = 0.0
+    for (piece, _), count in zip(pieces, expected):
+        count = f32(count)
+        if count < EXPECTED_FREQUENCY_THRESHOLD:
+            continue
+        kept.append((piece, count))
+        total = f32(total + count)
+    logsum = f32(digamma(total))
+    return [(piece, f32(digamma(count) - logsum)) for piece, count in kept]
+
+
+def _piece_chunks(pieces) -> list[tuple[int, int]]:
+    return _Runner.chunk(pieces, lambda p: len(p[0]) * 4)
+
+
+def prune(pieces: list[tuple[str, float]], model: _Model, runner: _Runner,
+          lattices: "_LatticeRunner", desired: int,
+          shrinking_factor: float) -> tuple[list[tuple[str, float]], int]:
+    """Keep the pieces whose removal would cost the most (``PruneSentencePieces``).
+
+    Every piece's best segmentation without itself (:func:`piece_alternatives`)
+    stands in for it; with Viterbi frequencies ``freq`` over all units, the
+    loss of removing piece i is ``F * (log p_i - sum_alt log p'_j)`` where
+    ``F = freq_i / sum(unit freqs)`` and ``p'`` re-assigns ``freq_i`` to the
+    alternatives. Pieces never used are dropped, pieces without an
+    alternative kept, then candidates by loss (desc) until
+    ``max(desired, shrinking_factor * size)``. Returns the pieces and the
+    Viterbi token count.
+    """
+    piece_chunks = _piece_chunks(pieces)
+    model.table  # built once, before workers fork
+    alternatives: list = []
+    for part in runner.results(_alternatives_range, piece_chunks,
+                               sum(len(p) for p, _ in pieces) * 4, model=model, pieces=pieces):
+        alternatives.extend(part)
+    freq = [0.0] * model.size
+    tokens = 0
+    for part, count in lattices.run("viterbi", model, pieces):
+        freq = list(map(add, freq, part))
+        tokens += count
+    vsum = f32(lattices.total_weight)
+    total = f32(sum(f32(x) for x in freq))
+    logsum = f32(math.log(total))
+    log = math.log
+    kept: list[tuple[str, float]] = []
+    candidates: list[tuple[int, float]] = []
+    for i, (entry, alt) in enumerate(zip(pieces, alternatives)):
+        fi = f32(freq[i])
+        if fi == 0 or alt is False:
+            continue
+        if not alt:
+            kept.append(entry)
+            continue
+        share = f32(fi / vsum)
+        logprob_sp = f32(log(fi) - logsum)
+        logsum_alt = f32(log(f32(total + f32(fi * (len(alt) - 1)))))
+        logprob_alt = 0.0
+        for j in alt:
+            logprob_alt = f32(logprob_alt + (log(f32(f32(freq[j]) + fi)) - logsum_alt))
+        candidates.append((i, f32(share * f32(logprob_sp - logprob_alt))))
+    size = max(desired, int(f32(f32(shrinking_factor) * len(pieces))))
+    for i, _ in sorted(candidates, key=lambda c: (-c[1], c[0])):
+        if len(kept) == size:  # (sentencepiece's test: with more kept already, all go in)
+            break
+        kept.append(pieces[i])
+    return kept, tokens
+
+
+def prune_unreachable(pieces: list[tuple[str, float]], runner: _Runner) -> list[tuple[str, float]]:
+    """Drop pieces the encoder could never output (0.2.3's ``PruneUnreachableSentencePieces``).
+
+    A piece whose own string is better segmented otherwise can never be on
+    a best path. (0.2.3 logs this step; its exact rule is not public.)
+    """
+    model = _Model(pieces)
+    model.table  # built once, before workers fork
+    verdicts: list = []
+    for part in runner.results(_alternatives_range, _piece_chunks(pieces),
+                               sum(len(p) for p, _ in pieces) * 4, model=model, pieces=pieces):
+        verdicts.extend(part)
+    return [entry for entry, verdict in zip(pieces, verdicts) if verdict is not False]
+
+
+# ----------------------------------------------------------------------------
+# 3. finalize
+
+
+def finalize(pieces: list[tuple[str, float]], alphabet: dict[str, int],
+             size: int) -> list[tuple[str, float]]:
+    """All alphabet characters, then the best pieces: ``size`` in all (``FinalizeSentencePieces``).
+
+    A character that is not a piece gets the lowest score plus a penalty
+    growing by 0.0001 per such character (frequent characters first).
+    Output order: score desc, piece asc.
+    """
+    if size <= 0:
+        raise TrainerError("vocab_size must be larger than the number of meta pieces.")
+    scores = dict(pieces)
+    min_score = min(scores.values())
+    final: dict[str, float] = {}
+    penalty = 0.0
+    delta = f32(MIN_SCORE_PENALTY_DELTA)
+    for char, _ in sorted_items(alphabet.items()):
+        if char in scores:
+            final[char] = scores[char]
+        else:
+            final[char] = f32(min_score + penalty)
+            penalty = f32(penalty + delta)
+    for piece, score in sorted_items(pieces):
+        if piece in final:
+            continue
+        if len(final) == size:
+            break
+        final[piece] = score
+    return sorted_items(final.items())
+
+
+# ----------------------------------------------------------------------------
+# entry point
+
+
+def train(corpus, options, progress=None) -> list[tuple[str, float]]:
+    """Train a unigram model: the NORMAL pieces with scores, in output order.
+
+    Returns ``vocab_size - len(corpus.meta)`` pieces (fewer if the corpus
+    does not yield that many; the caller enforces ``hard_vocab_limit``).
+    """
+    reporter = _Reporter(progress)
+    started = time.time()
+    lattices = None
+    try:
+        validator = PieceValidator(options)
+        units, entries = collect_units(corpus, options)
+        runner = _Runner(units, options.num_threads)
+        lattices = _LatticeRunner(units, options.num_threads)
+        pieces = make_seed_pieces(corpus, options, entries, validator, runner)
+        del entries
+        if not pieces:
+            raise TrainerError("no character to train on: every character of the corpus is "
+                               "outside the alphabet.")
+        reporter.log("seeds: %d pieces, %d units (%.1fs)"
+                     % (len(pieces), len(units), time.time() - started))
+        desired = int(options.vocab_size * 1.1)
+        while True:
+            for sub_iter in range(options.num_sub_iterations):
+                model = _Model(pieces)
+                expected, objective = run_e_step(model, pieces, lattices)
+                pieces = run_m_step(pieces, expected)
+                del expected, model
+                reporter.log("EM sub_iter=%d size=%d obj=%g (%.1fs)"
+                             % (sub_iter, len(pieces), objective, time.time() - started), step=True)
+            model = _Model(pieces)
+            before = len(pieces)
+            pieces, tokens = prune(pieces, model, runner, lattices, desired,
+                                   options.shrinking_factor)
+            del model
+            reporter.log("prune size=%d->%d num_tokens=%d num_tokens/piece=%g (%.1fs)"
+                         % (before, len(pieces), tokens, tokens / max(1, before),
+                            time.time() - started), step=True)
+            if len(pieces) <= desired:
+                break
+        lattices.close()
+        before = len(pieces)
+        pieces = prune_unreachable(pieces, runner)
+        if len(pieces) != before:
+            reporter.log("pruned %d unreachable pieces out of %d" % (before - len(pieces), before))
+        return finalize(pieces, corpus.alphabet, options.vocab_size - len(corpus.meta))
+    finally:
+        if lattices is not None:
+            lattices.close()
+        reporter.close()
+
+
+__all__ = ["train", "make_seed_pieces", "frequent_substrings", "collect_units", "run_e_step",
+           "run_m_step", "prune", "prune_unreachable", "finalize", "piece_alternatives", "digamma"]

@@ -1,0 +1,272 @@
+"""Text normalization exactly as SentencePiece's ``Normalizer`` does it.
+
+Normalization runs in steps over the input. Each step consumes a prefix of
+the remaining text and emits a replacement:
+
+1. the longest user-defined symbol that is a prefix, emitted unchanged;
+2. else the longest charsmap key that is a prefix, emitted as its target;
+3. else one character, unchanged; an invalid UTF-8 byte becomes U+FFFD.
+
+The step outputs are then joined under the whitespace rules of the
+NormalizerSpec (skip leading spaces, add the dummy prefix, collapse runs of
+spaces, escape " " as "▁", drop trailing whitespace).
+
+We work on ``str``. Input bytes are decoded with ``surrogateescape`` so every
+invalid byte is one lone surrogate (U+DC80..U+DCFF); that is exactly the
+unit SentencePiece replaces by one U+FFFD. Offsets are tracked in code
+points of that string and turned into byte offsets by the caller.
+
+Speed: most lines contain no character that any rule could touch. A regex
+character class of such "trigger" characters (single-character keys, every
+non-first character of longer keys, first characters of user-defined
+symbols, lone surrogates) finds them; a line without any takes a fast path
+made of ``str.split``/``join``, and a line with some skips straight to the
+positions where a rule can start. A rule can only start at a trigger or
+right before one, because the second character of a multi-character key is
+itself a trigger.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+from subtok.normalizers.charsmap import CharsMap, DictRules
+
+SPACE_SYMBOL = "\u2581"  # "▁", SentencePiece's escaped space
+_SPACE_RUN = re.compile(" {2,}")
+
+
+def _char_class(chars: Iterable[str]) -> str:
+    """A compact regex character class (ranges of consecutive code points)."""
+    points = sorted({ord(c) for c in chars})
+    parts = []
+    i = 0
+    while i < len(points):
+        j = i
+        while j + 1 < len(points) and points[j + 1] == points[j] + 1:
+            j += 1
+        lo, hi = points[i], points[j]
+        parts.append(re.escape(chr(lo)) if lo == hi else
+                     "%s-%s" % (re.escape(chr(lo)), re.escape(chr(hi))))
+        i = j + 1
+    return "".join(parts)
+
+
+class Normalizer:
+    """Normalize text with a charsmap dict and the NormalizerSpec flags."""
+
+    def __init__(
+        self,
+        rules: dict[str, str] | CharsMap | DictRules,
+        *,
+        add_dummy_prefix: bool = True,
+        remove_extra_whitespaces: bool = True,
+        escape_whitespaces: bool = True,
+        treat_whitespace_as_suffix: bool = False,
+        user_defined_symbols: Iterable[str] = (),
+    ) -> None:
+        self.rules = rules if hasattr(rules, "longest_match") else DictRules(rules)
+        self.add_dummy_prefix = add_dummy_prefix
+        self.remove_extra_whitespaces = remove_extra_whitespaces
+        self.escape_whitespaces = escape_whitespaces
+        self.treat_whitespace_as_suffix = treat_whitespace_as_suffix
+        self.user_defined = frozenset(s for s in user_defined_symbols if s)
+        self.space = SPACE_SYMBOL if escape_whitespaces else " "
+        self._max_user = max(map(len, self.user_defined), default=0)
+        triggers = set(self.rules.trigger_chars)
+        triggers.update(s[0] for s in self.user_defined)
+        triggers.update(map(chr, range(0xD800, 0xE000)))
+        self._trigger_chars = frozenset(triggers)
+        # ``re`` tests a class of BMP characters with a bitmap but a class
+        # with astral ones range by range: screen with the BMP triggers plus
+        # "any astral character", and look closer only when one is found.
+        bmp = [c for c in triggers if ord(c) < 0x10000]
+        #: Finds nothing in a text that is plain (see :meth:`is_plain`).
+        self.screen = re.compile("[%s\U00010000-\U0010ffff]" % _char_class(bmp)).search
+        #: True if no printable ASCII character is a trigger (the usual
+        #: case: rules touch ASCII control characters only), so that
+        #: ``text.isascii() and text.isprintable()`` proves ``text`` plain.
+        self.printable_ascii_plain = not any(chr(c) in triggers for c in range(0x20, 0x7F))
+        self._prefix = self.space if add_dummy_prefix and not treat_whitespace_as_suffix else ""
+        self._suffix = self.space if add_dummy_prefix and treat_whitespace_as_suffix else ""
+        self._space_aliases: tuple[str, ...] | None = None
+
+    # -- public ---------------------------------------------------------
+    def normalize(self, text: str) -> str:
+        """Return the normalized text (no offsets)."""
+        if not text:
+            return ""
+        if self.is_plain(text):
+            return self._normalize_plain(text)
+        return self._normalize_steps(text, None)
+
+    def is_plain(self, text: str) -> bool:
+        """True if no rule or user-defined symbol can apply anywhere in ``text``."""
+        return self._next_trigger(text, 0) < 0
+
+    def resolve_spaces(self, text: str) -> str:
+        """``text`` with each *space alias* already made a plain space.
+
+        An alias is a character that the rules turn into one space and that
+        takes part in no other rule and no user-defined symbol (nmt_nfkc's
+        no-break space, tab, "▁"...), so the normalized text stays the same
+        (offsets aside). A line whose only rule-touched characters were
+        such aliases becomes plain: the CLI's fast line path takes it
+        instead of normalizing it character by character. A newline is
+        left alone (no line holds one), so this works on a block of lines.
+        """
+        for alias in self.space_aliases():
+            if alias in text:
+                text = text.replace(alias, " ")
+        return text
+
+    def space_aliases(self) -> tuple[str, ...]:
+        """See :meth:`resolve_spaces`; found on first use."""
+        if self._space_aliases is None:
+            users = self.user_defined
+            found = set() if any(" " in s for s in users) else self.rules.lone_space_chars()
+            self._space_aliases = tuple(sorted(c for c in found if c != "\n"
+                                               and not any(c in s for s in users)))
+        return self._space_aliases
+
+    def normalize_with_offsets(self, text: str) -> tuple[str, list[int]]:
+        """Return (normalized, norm_to_orig).
+
+        ``norm_to_orig[i]`` is the index in ``text`` of the character that
+        produced normalized character ``i``; one extra entry at the end holds
+        the position where consumption stopped.
+        """
+        offsets: list[int] = []
+        normalized = self._normalize_steps(text, offsets) if text else ""
+        # Empty or all-space input stops before any offset is recorded;
+        # sentencepiece 0.2.3 reports [0] then.
+        return normalized, offsets or [0]
+
+    # -- fast path ------------------------------------------------------
+    def _normalize_plain(self, text: str) -> str:
+        """Whitespace rules only: valid when no rule can apply to ``text``."""
+        space = self.space
+        if not self.remove_extra_whitespaces:
+            body = text.replace(" ", space) if self.escape_whitespaces else text
+            return self._prefix + body + self._suffix
+        tokens = [t for t in text.split(" ") if t]
+        if not tokens:
+            return ""
+        out = (self._prefix + space.join(tokens)).rstrip(space)
+        return out + self._suffix
+
+    # -- general path ---------------------------------------------------
+    def _step(self, text: str, i: int) -> tuple[str, int]:
+        """One normalization step at ``i``: (output, characters consumed)."""
+        n = len(text)
+        if self._max_user:
+            for length in range(min(self._max_user, n - i), 0, -1):
+                if text[i:i + length] in self.user_defined:
+                    return text[i:i + length], length
+        match = self.rules.longest_match(text, i)
+        if match is not None:
+            return match
+        char = text[i]
+        if "\ud800" <= char <= "\udfff":
+            return "\ufffd", 1
+        return char, 1
+
+    def _next_trigger(self, text: str, start: int) -> int:
+        """Index of the first trigger character at or after ``start``, or -1."""
+        screen = self.screen
+        triggers = self._trigger_chars
+        while True:
+            found = screen(text, start)
+            if found is None:
+                return -1
+            at = found.start()
+            if found.group() <= "\uffff" or text[at] in triggers:
+                return at
+            start = at + 1
+
+    def _steps(self, text: str, runs: bool = False) -> Iterator[tuple[str, int]]:
+        """All steps over ``text``, skipping quickly over rule-free runs.
+
+        With ``runs``, a rule-free stretch comes as one step (its text and
+        length) instead of one step per character: enough when no offsets
+        are wanted. Runs of spaces inside it are collapsed here already
+        when extra whitespace goes, which is what the per-character steps
+        would come to.
+        """
+        i, n = 0, len(text)
+        collapse = self.remove_extra_whitespaces
+        while i < n:
+            at = self._next_trigger(text, i)
+            stop = n if at < 0 else max(i, at - 1)
+            if runs:
+                if stop > i:
+                    run = text[i:stop]
+                    if collapse and "  " in run:
+                        run = _SPACE_RUN.sub(" ", run)
+                    yield run, stop - i
+            else:
+                for char in text[i:stop]:
+                    yield char, 1
+            i = stop
+            if i < n:
+                output, length = self._step(text, i)
+                yield output, length
+                i += length
+
+    def _normalize_steps(self, text: str, offsets: list[int] | None) -> str:
+        """SentencePiece's whole-sentence algorithm over the steps."""
+        space = self.space
+        remove_extra = self.remove_extra_whitespaces
+        out: list[str] = []
+        consumed = 0
+        runs = offsets is None
+        steps = self._steps(text, runs)
+        first = None
+        for output, length in steps:
+            if remove_extra and output == " ":
+                consumed += length
+                continue
+            first = (output, length)
+            break
+        if first is None:
+            return ""
+
+        def emit(piece: str) -> None:
+            out.append(piece)
+            if offsets is not None:
+                offsets.extend([consumed] * len(piece))
+
+        if self._prefix:
+            emit(self._prefix)
+        prev_space = remove_extra
+        pending = [first]
+        for output, length in _chain(pending, steps):
+            if prev_space:
+                output = output.lstrip(" ")
+            if output:
+                emit(output.replace(" ", space) if space != " " else output)
+                prev_space = output.endswith(" ")
+            consumed += length
+            if not remove_extra:
+                prev_space = False
+        normalized = "".join(out)
+        if remove_extra:
+            kept = len(normalized.rstrip(space))
+            if kept != len(normalized):
+                normalized = normalized[:kept]
+                if offsets is not None:
+                    consumed = offsets[kept]
+                    del offsets[kept:]
+        if self._suffix:
+            normalized += self._suffix
+            if offsets is not None:
+                offsets.append(consumed)
+        if offsets is not None:
+            offsets.append(consumed)
+        return normalized
+
+
+def _chain(first: list, rest: Iterator) -> Iterator:
+    yield from first
+    yield from rest

@@ -1,0 +1,843 @@
+"""Loading a training corpus: sentencepiece's ``LoadSentences`` and friends.
+
+Phases (§6.2, §6.3 of the reference), each a short function below:
+
+1. :func:`build_meta` places the meta pieces (unk/bos/eos/pad, control and
+   user-defined symbols, byte pieces) at their ids.
+2. :func:`read_sentences` streams ``(sentence, freq)`` pairs from the input
+   files (or stdin, or an iterable), one per "\\n"-terminated line, skipping
+   empty lines, lines longer than ``max_sentence_length`` bytes (one
+   warning) and lines containing U+2585; ``input_format=tsv`` lines are
+   ``sentence<TAB>freq``.
+3. :func:`select` keeps them all, the first N, or a seeded reservoir sample
+   of N (``input_sentence_size``).
+4. :func:`normalize_pass` runs the model's normalizer, turns every
+   meta-piece string and the ``pretokenization_delimiter`` into TAB (a hard
+   boundary; 0.2.3 keeps the delimiter out of the alphabet) and drops empty
+   results by swapping in the last sentence (sentencepiece's order).
+5. :func:`compute_alphabet` counts characters (weighted by freq) and keeps
+   the most frequent ones up to ``character_coverage`` (float32 comparison,
+   required chars first).
+6. Characters outside the alphabet (TAB included) become U+2585, which no
+   piece may contain.
+
+The result is a :class:`Corpus`: what every trainer starts from.
+
+Speed and memory: files are streamed; step 4 runs over fixed chunks of
+about :data:`CHUNK_CHARS` characters, in forked worker processes when the
+input is large and ``num_threads`` > 1 (chunk results are merged in chunk
+order, so the result never depends on ``num_threads``), and counts the
+characters on the way. Only unigram keeps the sentences; BPE and WORD get
+the distinct words (or sentences) with counts (``Corpus.units``), counted
+in the chunks and masked once per distinct unit, and the characters are
+counted from those. A large corpus without kept sentences is loaded in a
+forked child, so the trainer starts from a clean heap.
+"""
+
+from __future__ import annotations
+
+import collections
+import gc
+import itertools
+import multiprocessing
+import os
+import random
+import re
+import sys
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from operator import itemgetter
+
+from subtok.errors import TrainerError
+from subtok.models.unigram.model import f32
+from subtok.normalizers.sentencepiece import Normalizer
+from subtok.vocab import PieceType, byte_piece
+from subtok.training.spec import TrainerOptions
+
+SPACE = "\u2581"
+UNK_CHAR = "\u2585"
+BOUNDARY = "\t"
+_UNK_BYTES = UNK_CHAR.encode("utf-8")
+
+
+# ----------------------------------------------------------------------------
+# progress and messages
+
+
+class Progress:
+    """Progress bars (tqdm on stderr) and warnings for one training run.
+
+    ``enabled=None`` shows bars only when stderr is a terminal. Warnings
+    are printed unless ``minloglevel >= 2``; subtok prints no INFO lines
+    (the bars take their place).
+    """
+
+    def __init__(self, enabled: bool | None = False, minloglevel: int = 0) -> None:
+        if enabled is None:
+            enabled = bool(getattr(sys.stderr, "isatty", lambda: False)())
+        self.enabled = enabled
+        self.minloglevel = minloglevel
+
+    def bar(self, iterable: Iterable | None = None, *, total: int | None = None,
+            desc: str = "", unit: str = "it"):
+        """``tqdm(iterable)`` when enabled, else a no-op stand-in."""
+        if not self.enabled:
+            return _NoBar(iterable)
+        from tqdm import tqdm
+        return tqdm(iterable, total=total, desc=desc, unit=unit, file=sys.stderr,
+                    leave=False, dynamic_ncols=True)
+
+    def warning(self, message: str) -> None:
+        if self.minloglevel < 2:
+            print("subtok: warning: %s" % message, file=sys.stderr)
+
+
+class _NoBar:
+    def __init__(self, iterable) -> None:
+        self.iterable = iterable
+
+    def __iter__(self):
+        return iter(self.iterable)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    def update(self, n: int = 1) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+
+# ----------------------------------------------------------------------------
+# the result
+
+
+@dataclass
+class Corpus:
+    """Normalized training data and the vocabulary frame around it."""
+
+    #: (normalized sentence, frequency); "▁" for spaces, U+2585 for every
+    #: character outside the alphabet and every meta-piece occurrence.
+    sentences: list[tuple[str, int]]
+    #: alphabet character -> count (§6.3 step 7), in sentencepiece's Sorted
+    #: order: count desc, then code point asc.
+    alphabet: dict[str, int]
+    #: meta pieces (piece, PieceType) in id order; their ids in ``meta_ids``.
+    meta: list[tuple[str, int]]
+    meta_ids: list[int] = field(default_factory=list)
+    #: when ``sentences`` is not kept (model types other than unigram): the
+    #: distinct masked training units (:func:`training_units`) with summed
+    #: counts, sorted by (count desc, unit asc); None otherwise.
+    units: list[tuple[str, int]] | None = None
+    #: True when the trainer owns the corpus (:func:`subtok.training.api.train`):
+    #: it may then drop ``units`` once it has taken what it needs.
+    consumable: bool = False
+
+    def meta_by_id(self) -> dict[int, tuple[str, int]]:
+        return dict(zip(self.meta_ids, self.meta))
+
+
+def sorted_items(items):
+    """sentencepiece's ``Sorted``: value descending, then key ascending."""
+    return sorted(items, key=lambda kv: (-kv[1], kv[0]))
+
+
+# ----------------------------------------------------------------------------
+# 1. meta pieces
+
+
+def build_meta(options: TrainerOptions) -> list[tuple[int, str, int]]:
+    """(id, piece, type) of every meta piece, sorted by id (§6.2)."""
+    vocab_size = options.vocab_size
+    placed: dict[int, tuple[str, int]] = {}
+    has_unk = False
+    for name in ("unk", "bos", "eos", "pad"):
+        piece_id = getattr(options, name + "_id")
+        piece = getattr(options, name + "_piece")
+        if piece_id < 0:
+            continue
+        if piece_id >= vocab_size:
+            raise TrainerError("--%s_id=%d is out of range: ids must be < vocab_size (%d)."
+                               % (name, piece_id, vocab_size))
+        if piece_id in placed:
+            raise TrainerError("--%s_id=%d is already used by %s." % (name, piece_id, placed[piece_id][0]))
+        if has_unk and piece == options.unk_piece:
+            raise TrainerError("--%s_piece=%s: the unknown piece is defined twice." % (name, piece))
+        is_unk = piece == options.unk_piece
+        has_unk = has_unk or is_unk
+        placed[piece_id] = (piece, PieceType.UNKNOWN if is_unk else PieceType.CONTROL)
+    if not has_unk:
+        raise TrainerError("<unk> must be defined.")
+
+    special_ids = {getattr(options, n + "_piece"): getattr(options, n + "_id")
+                   for n in ("pad", "eos", "bos") if getattr(options, n + "_id") >= 0}
+    seen: set[str] = set()
+    next_id = 0
+
+    def add(symbol: str, kind: int) -> None:
+        nonlocal next_id
+        if symbol in seen:
+            raise TrainerError("%s is already defined. duplicated symbols are not allowed." % symbol)
+        seen.add(symbol)
+        if symbol == options.unk_piece:
+            raise TrainerError("%s must not be defined with --control_symbols and "
+                               "--user_defined_symbols." % options.unk_piece)
+        if symbol in special_ids:
+            sid = special_ids[symbol]
+            placed[sid] = (symbol, kind)
+            return
+        while next_id in placed:
+            next_id += 1
+        placed[next_id] = (symbol, kind)
+
+    for symbol in options.control_symbols:
+        add(symbol, PieceType.CONTROL)
+    word_model = options.model_type_name == "word"
+    for symbol in options.user_defined_symbols:
+        add(symbol, PieceType.USER_DEFINED)
+        if word_model and SPACE + symbol not in seen:
+            # 0.2.3's WORD trainer also defines "▁X" for every user-defined
+            # X: the word encoder looks words up whole, "▁" included.
+            add(SPACE + symbol, PieceType.USER_DEFINED)
+    if options.byte_fallback:
+        for value in range(256):
+            add(byte_piece(value), PieceType.BYTE)
+    if len(placed) > vocab_size:
+        raise TrainerError("Vocabulary size is smaller than the number of meta pieces (%d vs %d). "
+                           "Increase --vocab_size." % (vocab_size, len(placed)))
+    return [(i, placed[i][0], int(placed[i][1])) for i in sorted(placed)]
+
+
+# ----------------------------------------------------------------------------
+# 2. reading
+
+
+def _source_lines(options: TrainerOptions, lines: Iterable | None) -> Iterator[tuple[str, int, bytes]]:
+    """(source name, line number, raw line bytes without "\\n")."""
+    if lines is not None:
+        for number, line in enumerate(lines, 1):
+            if isinstance(line, str):
+                line = line.encode("utf-8", "surrogateescape")
+            yield "<sentences>", number, line[:-1] if line.endswith(b"\n") else line
+        return
+    if not options.input:
+        raise TrainerError("--input is required: give one or more files (or - for stdin).")
+    for path in options.input:
+        if path == "-":
+            handle, name, close = sys.stdin.buffer, "<stdin>", False
+        else:
+            try:
+                handle = open(path, "rb")
+            except OSError as exc:
+                raise TrainerError("%s: cannot open input file: %s." % (path, exc.strerror or exc)) from None
+            name, close = path, True
+        try:
+            for number, line in enumerate(handle, 1):
+                yield name, number, line[:-1] if line.endswith(b"\n") else line
+        except OSError as exc:
+            raise TrainerError("%s: cannot read input: %s." % (name, exc.strerror or exc)) from None
+        finally:
+            if close:
+                handle.close()
+
+
+_INT_RE = re.compile(rb"\s*[+-]?\d+\s*\Z")
+
+
+def read_sentences(options: TrainerOptions, progress: Progress,
+                   lines: Iterable | None = None) -> Iterator[tuple[str, int]]:
+    """Stream (raw sentence, freq), applying the per-line filters of §6.3."""
+    tsv = options.input_format == "tsv"
+    max_len = options.max_sentence_length
+    too_long = 0
+    with progress.bar(desc="reading", unit=" lines") as bar:
+        for name, number, line in _source_lines(options, lines):
+            bar.update(1)
+            freq = 1
+            if tsv:
+                cols = line.split(b"\t")
+                if len(cols) != 2:
+                    raise TrainerError("%s:%d: Input format must be: word <tab> freq." % (name, number))
+                line, text = cols
+                if not _INT_RE.match(text):
+                    raise TrainerError("%s:%d: Could not parse the frequency %r."
+                                       % (name, number, text.decode("utf-8", "replace")))
+                freq = int(text)
+                if freq < 1:
+                    raise TrainerError("%s:%d: the frequency must be >= 1 (got %d)." % (name, number, freq))
+            if not line:
+                continue
+            if len(line) > max_len:
+                if too_long == 0:
+                    progress.warning("%s:%d: found a line longer than --max_sentence_length=%d bytes "
+                                     "(%d); such lines are skipped." % (name, number, max_len, len(line)))
+                too_long += 1
+                continue
+            if _UNK_BYTES in line:
+                continue
+            yield line.decode("utf-8", "surrogateescape"), freq
+
+
+# ----------------------------------------------------------------------------
+# 3. selection
+
+
+class MT19937:
+    """``std::mt19937`` (via Python's Mersenne Twister, seeded like C++)."""
+
+    def __init__(self, seed: int) -> None:
+        state = [seed & 0xFFFFFFFF]
+        for i in range(1, 624):
+            state.append((1812433253 * (state[-1] ^ (state[-1] >> 30)) + i) & 0xFFFFFFFF)
+        self._random = random.Random()
+        self._random.setstate((3, tuple(state) + (624,), None))
+
+    def next32(self) -> int:
+        return self._random.getrandbits(32)
+
+    def uniform(self, low: int, high: int) -> int:
+        """libstdc++ ``uniform_int_distribution<uint64>(low, high)`` for ranges < 2**32."""
+        span = high - low + 1
+        if span > 1 << 32:
+            raise ValueError("range too large")
+        if span == 1 << 32:
+            return low + self.next32()
+        product = self.next32() * span
+        low_bits = product & 0xFFFFFFFF
+        if low_bits < span:
+            threshold = ((1 << 32) - span) % span
+            while low_bits < threshold:
+                product = self.next32() * span
+                low_bits = product & 0xFFFFFFFF
+        return low + (product >> 32)
+
+
+def select(sentences: Iterable[tuple[str, int]], options: TrainerOptions) -> list[tuple[str, int]]:
+    """All sentences, the first N, or a reservoir sample of N (seeded)."""
+    size = options.input_sentence_size
+    if size <= 0:
+        return list(sentences)
+    if not options.shuffle_input_sentence:
+        out = []
+        for item in sentences:
+            out.append(item)
+            if len(out) >= size:
+                break
+        return out
+    rng = MT19937(options.seed)
+    out = []
+    for total, item in enumerate(sentences, 1):
+        if total <= size:
+            out.append(item)
+            continue
+        slot = rng.uniform(0, total - 1)
+        if slot < size:
+            out[slot] = item
+    return out
+
+
+# ----------------------------------------------------------------------------
+# 4. normalization
+
+
+def make_normalizer(options: TrainerOptions) -> Normalizer:
+    """The normalizer the model will use, minus the user-defined matcher (§2.7)."""
+    _, rules = options.rules()
+    return Normalizer(rules, add_dummy_prefix=options.add_dummy_prefix,
+                      remove_extra_whitespaces=options.remove_extra_whitespaces,
+                      escape_whitespaces=True,
+                      treat_whitespace_as_suffix=options.treat_whitespace_as_suffix)
+
+
+def meta_matcher(pieces: Iterable[str]):
+    """A function replacing every meta-piece string by TAB (longest match first)."""
+    strings = sorted({p for p in pieces if p}, key=lambda s: (-len(s), s))
+    if not strings:
+        return None
+    pattern = re.compile("|".join(re.escape(s) for s in strings))
+    return lambda text: pattern.sub(BOUNDARY, text)
+
+
+#: Characters per chunk of the normalization pass (chunks never depend on
+#: num_threads, and their results are merged in chunk order).
+CHUNK_CHARS = 2_000_000
+#: Below this many characters the pass runs in this process.
+PARALLEL_MIN_CHARS = 2_000_000
+
+# What a chunk job needs; set before the workers are forked (they inherit it).
+_JOB: dict = {}
+
+
+@dataclass
+class _Pass:
+    sentences: list[tuple[str, int]]   # normalized, empty ones removed (if kept)
+    counts: Counter                    # character -> weighted count ("\0" and " " included)
+    units: Counter | None              # unit (word / sentence) -> weighted count (unmasked)
+    nonempty: int                      # number of non-empty normalized sentences
+    total: int                         # number of sentences
+
+
+def _count_units(texts: list[str], chunk: list[tuple[str, int]], units: tuple) -> Counter:
+    """Distinct units of the normalized ``texts`` with their weighted counts."""
+    out: Counter = Counter()
+    if units[0] == "sentences":
+        for text, (_, freq) in zip(texts, chunk):
+            if text:
+                out[text] += freq
+        return out
+    _, suffix, ws_only = units
+    if ws_only:
+        for text, (_, freq) in zip(texts, chunk):
+            for word in split_into_words(text, suffix, True):
+                out[word] += freq
+        return out
+    # split_into_words without building the words: count the parts between
+    # "▁"s and put "▁" back on the distinct ones only.
+    inner: Counter = Counter()  # parts that get a "▁" (before in prefix mode, after in suffix mode)
+    for text, (_, freq) in zip(texts, chunk):
+        if not text:
+            continue
+        parts = text.split(SPACE)
+        bare = parts.pop() if suffix else parts.pop(0)  # the part without "▁"
+        if bare:
+            out[bare] += freq
+        if freq == 1:
+            inner.update(parts)
+        else:
+            for part in parts:
+                inner[part] += freq
+    for part, count in inner.items():
+        out[part + SPACE if suffix else SPACE + part] += count
+    return out
+
+
+def _chunk_job(chunk: list[tuple[str, int]]):
+    """Normalize one chunk: (its size, normalized sentences or None, char counts
+    or None, unit counts or None, number of non-empty sentences).
+
+    With units, the characters are counted later from the merged units
+    (they cover the sentences exactly), which is much cheaper.
+    """
+    normalize = _JOB["normalize"]
+    replace = _JOB["replace"]
+    delimiter = _JOB["delimiter"]
+    units = _JOB["units"]
+    texts = []
+    for text, _ in chunk:
+        text = normalize(text)
+        if replace is not None:
+            text = replace(text)
+        if delimiter:
+            text = text.replace(delimiter, BOUNDARY)
+        texts.append(text)
+    counts = unit_counts = sentences = None
+    if units is not None:
+        unit_counts = _count_units(texts, chunk, units)
+    else:
+        counts = _weighted_chars(texts, [f for _, f in chunk])
+    if _JOB["keep"]:
+        sentences = [(t, f) for t, (_, f) in zip(texts, chunk)]
+    nonempty = sum(1 for t in texts if t)
+    return len(chunk), sentences, counts, unit_counts, nonempty
+
+
+def _weighted_chars(texts: Iterable[str], freqs: Iterable[int]) -> Counter:
+    """Character counts of ``texts`` weighted by ``freqs`` (texts grouped by weight)."""
+    groups: dict[int, list[str]] = {}
+    for text, freq in zip(texts, freqs):
+        groups.setdefault(freq, []).append(text)
+    counts: Counter = Counter()
+    for freq, group in groups.items():
+        if freq == 1:
+            counts.update("".join(group))
+        else:
+            for char, n in Counter("".join(group)).items():
+                counts[char] += n * freq
+    return counts
+
+
+def _workers(options: TrainerOptions, size: int) -> int:
+    """Worker processes for a pass over about ``size`` characters."""
+    if options.num_threads < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    if size < PARALLEL_MIN_CHARS:
+        return 1
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(options.num_threads, cpus))
+
+
+def _chunks(items: Iterable[tuple[str, int]]):
+    """Consecutive lists of ``items`` of about CHUNK_CHARS characters."""
+    chunk: list[tuple[str, int]] = []
+    size = 0
+    for item in items:
+        chunk.append(item)
+        size += len(item[0])
+        if size >= CHUNK_CHARS:
+            yield chunk
+            chunk, size = [], 0
+    if chunk:
+        yield chunk
+
+
+def _chunk_results(raw: Iterable[tuple[str, int]], workers: int):
+    """``_chunk_job`` of every chunk of ``raw``, in chunk order (only a few
+    chunks in flight)."""
+    chunks = _chunks(raw)
+    if workers < 2:
+        for chunk in chunks:
+            yield _chunk_job(chunk)
+        return
+    context = multiprocessing.get_context("fork")
+    gc.freeze()  # the children's collector then leaves inherited objects alone
+    try:
+        with context.Pool(workers) as pool:
+            in_flight: collections.deque = collections.deque()
+            for chunk in chunks:
+                if len(in_flight) >= 2 * workers:
+                    yield in_flight.popleft().get()
+                in_flight.append(pool.apply_async(_chunk_job, (chunk,)))
+            while in_flight:
+                yield in_flight.popleft().get()
+    finally:
+        gc.unfreeze()
+
+
+def normalize_pass(raw: Iterable[tuple[str, int]], options: TrainerOptions,
+                   meta: list[tuple[int, str, int]], progress: Progress, *,
+                   keep_sentences: bool, units: tuple | None, size: int | None = None,
+                   normalizer: Normalizer | None = None) -> _Pass:
+    """Normalize ``raw`` (a list, or a stream of about ``size`` characters)
+    in chunks, in worker processes when it is large.
+
+    ``normalizer`` (default: :func:`make_normalizer`) lets several passes
+    share one normalizer (building it decodes the charsmap). The workers
+    are forked after ``_JOB`` is set, so they inherit it (nothing is
+    pickled).
+
+    Each chunk also counts its characters (weighted by freq) and, with
+    ``units`` (``("words", suffix, whitespace_only)`` or ``("sentences",)``),
+    its distinct units; the chunk results are merged in chunk order, so the
+    result does not depend on ``num_threads``.
+    """
+    if normalizer is None:
+        normalizer = make_normalizer(options)
+    _JOB.clear()
+    _JOB.update(normalize=normalizer.normalize,
+                replace=meta_matcher(piece for _, piece, _ in meta),
+                delimiter=options.pretokenization_delimiter, units=units, keep=keep_sentences)
+    out: list[tuple[str, int]] = []
+    counts: Counter = Counter()
+    unit_counts: Counter | None = Counter() if units is not None else None
+    nonempty = total = 0
+    if size is None:
+        size = sum(len(text) for text, _ in raw)
+    try:
+        with progress.bar(total=len(raw) if isinstance(raw, list) else None,
+                          desc="normalizing", unit=" lines") as bar:
+            for chunk_size, sentences, chunk_counts, chunk_units, chunk_nonempty in _chunk_results(
+                    raw, _workers(options, size)):
+                bar.update(chunk_size)
+                total += chunk_size
+                if sentences is not None:
+                    out.extend(sentences)
+                if chunk_counts is not None:
+                    counts.update(chunk_counts)
+                if unit_counts is not None:
+                    unit_counts.update(chunk_units)
+                nonempty += chunk_nonempty
+    finally:
+        _JOB.clear()
+    if unit_counts is not None:
+        counts = _weighted_chars(unit_counts, unit_counts.values())
+    # Remove empty sentences the way sentencepiece does: swap in the last one
+    # (which is not checked again) and shorten the list.
+    i = 0
+    while i < len(out):
+        if not out[i][0]:
+            out[i] = out[-1]
+            out.pop()
+        i += 1
+    return _Pass(out, counts, unit_counts, nonempty, total)
+
+
+# ----------------------------------------------------------------------------
+# 5. alphabet
+
+
+def compute_alphabet(options: TrainerOptions, counts: Counter) -> dict[str, int]:
+    """Characters kept in the alphabet, with their counts, in Sorted order.
+
+    ``counts``: character -> weighted count, without "\\0" and " "; it is
+    not modified (the caller masks with its keys). Required characters
+    missing from it take part with count 0.
+    """
+    required = {c for c in options.required_chars if c not in ("\x00", " ")}
+    total = sum(counts.values())
+    coverage_limit = f32(options.character_coverage)
+    items = list(counts.items())
+    items.extend((char, 0) for char in required if char not in counts)
+    ordered = sorted(items, key=lambda kv: (kv[0] not in required, -kv[1], kv[0]))
+    alphabet: dict[str, int] = {}
+    accumulated = 0
+    for char, count in ordered:
+        if total and not options.use_all_vocab and f32(accumulated / total) >= coverage_limit:
+            break
+        accumulated += count
+        if char == BOUNDARY or "\ud800" <= char <= "\udfff":
+            continue
+        alphabet[char] = count
+    return dict(sorted_items(alphabet.items()))
+
+
+def mask_unknown(sentences: list[tuple[str, int]], alphabet: dict[str, int],
+                 counts: Iterable[str]) -> list[tuple[str, int]]:
+    """Replace every character outside ``alphabet`` by U+2585."""
+    table, pattern = _mask_table(alphabet, counts)
+    search = pattern.search
+    return [(text.translate(table), freq) if search(text) else (text, freq)
+            for text, freq in sentences]
+
+
+def _mask_table(alphabet, counts: Iterable[str]):
+    """str.translate table of :func:`mask_unknown`, and a regex finding its keys."""
+    table = {ord(c): UNK_CHAR for c in counts if c not in alphabet}
+    table[ord(BOUNDARY)] = UNK_CHAR
+    table[0] = UNK_CHAR
+    table[0x20] = UNK_CHAR
+    pattern = re.compile("[%s]" % "".join("\\U%08x" % c for c in sorted(table)))
+    return table, pattern
+
+
+def mask_units(units: Counter, alphabet: dict[str, int], counts: Iterable[str]) -> list[tuple[str, int]]:
+    """Masked distinct units (merged when masking makes them equal), sorted by
+    (count desc, unit asc)."""
+    table, pattern = _mask_table(alphabet, counts)
+    search = pattern.search
+    out: Counter = Counter()
+    for unit, count in units.items():
+        if search(unit):
+            out[unit.translate(table)] += count
+        else:
+            out[unit] += count
+    return sorted_by_count(out)
+
+
+def sorted_by_count(counts: dict[str, int]) -> list[tuple[str, int]]:
+    """Items sorted by (count desc, key asc), i.e. sentencepiece's ``Sorted``."""
+    items = sorted(counts.items())  # keys are distinct: counts are never compared
+    items.sort(key=itemgetter(1), reverse=True)  # stable, so keys stay ascending
+    return items
+
+
+# ----------------------------------------------------------------------------
+# all phases
+
+
+def load_corpus(options: TrainerOptions, progress: Progress | None = None,
+                lines: Iterable | None = None) -> Corpus:
+    """Read, select, normalize and mask the training sentences (§6.2–6.3).
+
+    ``lines`` (an iterable of str or bytes) replaces ``options.input``.
+    Only unigram keeps ``Corpus.sentences``; for the other model types only
+    ``Corpus.units`` is filled (None for CHAR): the distinct units the
+    model type trains on (:func:`training_units`), which is much smaller.
+    """
+    progress = progress or Progress(False, options.minloglevel)
+    keep_sentences = options.model_type_name == "unigram"
+    if (not keep_sentences and lines is None and "-" not in options.input
+            and hasattr(os, "fork") and sum(map(_file_size, options.input)) >= PARALLEL_MIN_CHARS):
+        # Load in a forked child and take back only the result: the
+        # trainer then starts from a small, unfragmented heap instead of
+        # the garbage of the reading and counting.
+        return _in_child(_load_corpus, options, progress, lines, keep_sentences)
+    return _load_corpus(options, progress, lines, keep_sentences)
+
+
+def _in_child(func, *args):
+    """``func(*args)`` computed in a forked child, its result (or exception)
+    sent back pickled."""
+    import pickle
+    sys.stdout.flush()
+    sys.stderr.flush()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child (coverage does not follow it)
+        status = 0
+        try:
+            os.close(read_end)
+            try:
+                outcome = (True, func(*args))
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the parent
+                outcome = (False, exc)
+            with os.fdopen(write_end, "wb") as out:
+                pickle.dump(outcome, out, protocol=pickle.HIGHEST_PROTOCOL)
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BaseException:  # noqa: BLE001
+            status = 1
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as handle:
+        data = handle.read()
+    _, status = os.waitpid(pid, 0)
+    if not data:
+        raise TrainerError("loading the corpus failed (worker exit status %d)." % status)
+    ok, value = pickle.loads(data)
+    if not ok:
+        raise value
+    return value
+
+
+def _load_corpus(options: TrainerOptions, progress: Progress, lines: Iterable | None,
+                 keep_sentences: bool) -> Corpus:
+    units = None if keep_sentences else training_units(options)
+    meta = build_meta(options)
+    normalizer = make_normalizer(options)  # shared by both passes
+
+    def source(progress: Progress):
+        """(sentences, size): a list, or a stream when the input can be read
+        again (files) and no random sample is needed."""
+        stream = read_sentences(options, progress, lines)
+        rereadable = lines is None and "-" not in options.input
+        if not rereadable or (options.input_sentence_size > 0 and options.shuffle_input_sentence):
+            raw = select(stream, options)
+            return raw, sum(len(text) for text, _ in raw)
+        if options.input_sentence_size > 0:
+            stream = itertools.islice(stream, options.input_sentence_size)
+        return stream, sum(_file_size(path) for path in options.input)
+
+    raw, size = source(progress)
+    result = normalize_pass(raw, options, meta, progress, keep_sentences=keep_sentences,
+                            units=units, size=size, normalizer=normalizer)
+    if not result.total:
+        raise TrainerError("the corpus is empty: no usable sentence in %s (empty lines, lines longer "
+                           "than --max_sentence_length=%d bytes and lines with U+2585 are skipped)."
+                           % (_describe_input(options, lines), options.max_sentence_length))
+    # sentencepiece's removal of empty sentences (normalize_pass) leaves an
+    # empty list only when the one sentence read normalizes to "".
+    if not (result.sentences if keep_sentences else result.nonempty or result.total > 1):
+        raise TrainerError("the corpus is empty after normalization (%s)."
+                           % _describe_input(options, lines))
+    counts = result.counts
+    for bad in ("\x00", " "):
+        counts.pop(bad, None)
+    alphabet = compute_alphabet(options, counts)
+    unit_list = None
+    if units is not None:
+        if units[0] == "words" and SPACE in counts and SPACE not in alphabet:
+            # "▁" itself is masked: no sentence splits any more, so the
+            # units are the whole (masked) sentences. (Read again, quietly.)
+            units = ("sentences",)
+            if not isinstance(raw, list):
+                raw, size = source(Progress(False, 2))
+            result = normalize_pass(raw, options, meta, progress, keep_sentences=False,
+                                    units=units, size=size, normalizer=normalizer)
+        unit_list = mask_units(result.units, alphabet, counts)
+    del raw
+    sentences = mask_unknown(result.sentences, alphabet, counts) if keep_sentences else []
+    del result
+    if options.model_type_name in ("unigram", "bpe") and len(alphabet) + len(meta) > options.vocab_size:
+        raise TrainerError(
+            "Vocabulary size is smaller than required_chars. %d vs %d. Increase vocab_size or "
+            "decrease character_coverage with --character_coverage option."
+            % (options.vocab_size, len(alphabet) + len(meta)))
+    return Corpus(sentences=sentences, alphabet=alphabet,
+                  meta=[(piece, kind) for _, piece, kind in meta],
+                  meta_ids=[i for i, _, _ in meta], units=unit_list)
+
+
+def training_units(options: TrainerOptions) -> tuple | None:
+    """What ``Corpus.units`` holds for the model type: BPE's words (its
+    whitespace flags) or whole sentences (no split_by_whitespace), WORD's
+    words (default flags); None for CHAR (the alphabet is enough)."""
+    kind = options.model_type_name
+    if kind == "bpe":
+        if not options.split_by_whitespace:
+            return ("sentences",)
+        return ("words", options.treat_whitespace_as_suffix, options.allow_whitespace_only_pieces)
+    if kind == "word":
+        return ("words", False, False)
+    return None
+
+
+def _file_size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _describe_input(options: TrainerOptions, lines) -> str:
+    if lines is not None:
+        return "the given sentences"
+    return ", ".join(options.input) or "<none>"
+
+
+# ----------------------------------------------------------------------------
+# words
+
+
+_PREFIX_WS_RUN = re.compile("(?<=[^%s])(?=%s)" % (SPACE, SPACE))
+_SUFFIX_WS_RUN = re.compile("(?<=%s)(?=[^%s])" % (SPACE, SPACE))
+
+
+def split_into_words(text: str, treat_whitespace_as_suffix: bool = False,
+                     allow_whitespace_only_pieces: bool = False) -> list[str]:
+    """sentencepiece's ``SplitIntoWords``.
+
+    Prefix mode: a word starts at the beginning and at every "▁" (with
+    ``allow_whitespace_only_pieces`` only at the first "▁" of a run, so the
+    run sticks to the next word). Suffix mode: a word ends after every "▁"
+    (with ``allow_whitespace_only_pieces`` only after the last of a run).
+    """
+    if not text:
+        return []
+    if not treat_whitespace_as_suffix:
+        if allow_whitespace_only_pieces:
+            return _PREFIX_WS_RUN.split(text)
+        parts = text.split(SPACE)
+        words = [parts[0]] if parts[0] else []
+        words.extend(SPACE + p for p in parts[1:])
+        return words
+    if allow_whitespace_only_pieces:
+        return _SUFFIX_WS_RUN.split(text)
+    parts = text.split(SPACE)
+    words = [p + SPACE for p in parts[:-1]]
+    if parts[-1]:
+        words.append(parts[-1])
+    return words
+
+
+def count_words(sentences: Iterable[tuple[str, int]], treat_whitespace_as_suffix: bool = False,
+                allow_whitespace_only_pieces: bool = False) -> list[tuple[str, int]]:
+    """Distinct words with summed counts, sorted by (count desc, word asc)."""
+    counts: Counter = Counter()
+    for text, freq in sentences:
+        words = split_into_words(text, treat_whitespace_as_suffix, allow_whitespace_only_pieces)
+        if freq == 1:
+            counts.update(words)
+        else:
+            for word in words:
+                counts[word] += freq
+    return sorted_items(counts.items())
+
+
+def words_with_counts(corpus: Corpus, options: TrainerOptions) -> list[tuple[str, int]]:
+    """``SplitSentencesByWhitespace`` with the trainer's whitespace flags (§6.3)."""
+    return count_words(corpus.sentences, options.treat_whitespace_as_suffix,
+                       options.allow_whitespace_only_pieces)
+
+
+__all__ = ["Corpus", "Progress", "load_corpus", "build_meta", "read_sentences", "select",
+           "normalize_pass", "training_units", "mask_units", "compute_alphabet", "split_into_words", "count_words",
+           "words_with_counts", "make_normalizer", "MT19937", "f32", "SPACE", "UNK_CHAR"]
