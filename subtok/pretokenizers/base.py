@@ -1,0 +1,24 @@
+"""Stage 2 of the pipeline: the pre-tokenizer interface.
+
+A pre-tokenizer cuts normalized text into pieces (words) that a model can
+segment one by one; a model's results are then cached per word. For
+SentencePiece (:mod:`subtok.pretokenizers.sentencepiece`) the cuts are not
+part of the format: they are places no vocabulary piece can span, found
+from the vocabulary, so cutting there never changes the result.
+
+Adding a pre-tokenizer (byte-level regex splits, BERT's punctuation split,
+...) means adding a module in this package with a class that has the method
+below; nothing on the SentencePiece path changes.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+
+@runtime_checkable
+class PreTokenizer(Protocol):
+    """Normalized text -> the words a model segments independently."""
+
+    def split(self, normalized: str) -> list[str]:
+        ...
