@@ -13,10 +13,18 @@ from subtok.errors import (DecodeError, EncodeError, IdOutOfRange, ModelFileErro
                      NormalizerError, SubtokError, TrainerError)
 from subtok.formats.sentencepiece import ModelData, load_model, save_model  # noqa: E402
 from subtok.processor import EncodedPiece, SentencePieceProcessor  # noqa: E402
-from subtok.training.api import train  # noqa: E402
 
 #: Short alias.
 Processor = SentencePieceProcessor
+
+
+def __getattr__(name: str):
+    """``subtok.train`` is imported on first use: encoding never loads
+    training code."""
+    if name == "train":
+        from subtok.training.api import train
+        return train
+    raise AttributeError("module 'subtok' has no attribute %r" % name)
 
 __all__ = [
     "SentencePieceProcessor", "Processor", "EncodedPiece", "ModelData", "load_model", "save_model",

@@ -2,11 +2,14 @@
 
 The data (real SentencePiece models and corpora made by others) is not part
 of the repository; it is expected at ``../shared/data`` next to the checkout.
-Tests that need it are skipped, with that reason, only where it is absent.
+Tests that need it are skipped, with that reason, where it is absent --
+unless ``SUBTOK_REQUIRE_DATA=1`` (as CI sets it): then a missing folder
+fails the run before any test starts.
 """
 
 from __future__ import annotations
 
+import os
 import random
 import subprocess
 import sys
@@ -23,6 +26,19 @@ needs_data = pytest.mark.skipif(
     not MODELS_DIR.is_dir(), reason="shared data not found at %s" % DATA)
 needs_corpora = pytest.mark.skipif(
     not CORPORA_DIR.is_dir(), reason="shared corpora not found at %s" % CORPORA_DIR)
+
+
+INTEROP_DIR = DATA / "interop"
+
+
+def pytest_sessionstart(session) -> None:
+    """With SUBTOK_REQUIRE_DATA=1, a missing data folder is an error, not
+    a reason to skip most of the oracle tests."""
+    if os.environ.get("SUBTOK_REQUIRE_DATA") == "1":
+        missing = [str(p) for p in (MODELS_DIR, CORPORA_DIR, INTEROP_DIR) if not p.is_dir()]
+        if missing:
+            raise pytest.UsageError("SUBTOK_REQUIRE_DATA=1 but the shared data is missing: %s"
+                                    % ", ".join(missing))
 
 
 def model_paths() -> list[Path]:

@@ -495,7 +495,7 @@ def test_errors_match_sentencepiece(name, spm):
                 assert got == expected, number
     with pytest.raises(EncodeError, match="alpha"):
         sp.sample_pairs("x", -1, -0.5)
-    if sp.model.name != "unigram":
+    if sp.model_data.model_type != "unigram":  # the model file says, not the model
         with pytest.raises(EncodeError, match="SampleEncodeAndScore is not available"):
             sp.sample_encode_and_score("x", 2, 0.1)
         with pytest.raises(EncodeError, match="CalculateEntropy is not available"):

@@ -7,6 +7,8 @@ and subtok, and must encode (ids and pieces) and decode identically.
 from __future__ import annotations
 
 import itertools
+import re
+import weakref
 
 import pytest
 from hypothesis import given, settings
@@ -15,8 +17,22 @@ from hypothesis import strategies as st
 from conftest import (CORPORA_DIR, MODELS_DIR, corpus_paths, model_id, model_paths, needs_data,
                       sample_lines)
 from subtok import SentencePieceProcessor
+from subtok.cli.fastpath.letters import LetterCuts
+from subtok.cli.fastpath.lines import LineCache
 from subtok.formats.sentencepiece import ModelData, build_proto
 from subtok.vocab import PieceType, byte_piece
+
+
+_LINE_CACHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def lines_of(processor: SentencePieceProcessor) -> LineCache:
+    """The CLI line cache that encodes ``processor``'s lines (made on first
+    use and kept, so its caches persist across a test's lines)."""
+    found = _LINE_CACHES.get(processor)
+    if found is None:
+        found = _LINE_CACHES[processor] = LineCache(processor)
+    return found
 
 N, U, C, D, X, B = (PieceType.NORMAL, PieceType.UNKNOWN, PieceType.CONTROL,
                     PieceType.USER_DEFINED, PieceType.UNUSED, PieceType.BYTE)
@@ -91,8 +107,8 @@ def check(ref, mine, text):
     assert mine.encode(text) == ids, text
     # The CLI's cached line paths (plain tokens, cached words), twice: cold, then warm.
     for _ in range(2):
-        assert mine.encode_line(text, True) == " ".join(map(str, ids)), text
-        assert mine.encode_line(text, False) == " ".join(ref.encode(text, out_type=str)), text
+        assert lines_of(mine).encode_line(text, True) == " ".join(map(str, ids)), text
+        assert lines_of(mine).encode_line(text, False) == " ".join(ref.encode(text, out_type=str)), text
     assert mine.decode(ids) == ref.decode(ids), ids
     assert mine.decode(ref.encode(text, out_type=str)) == ref.decode(ref.encode(text, out_type=str))
     for flags in ({"add_bos": True}, {"add_eos": True, "reverse": True}, {"emit_unk_piece": True}):
@@ -166,7 +182,7 @@ def test_float32_rounding_in_long_sentences_is_respected(spm):
     assert expected[-2:] == [S, "ab"]  # the tie collapsed: first (longest) wins
     mine.encode(alone)  # warm the cache with the standalone result
     assert mine.encode(long_line, out_type=str) == expected
-    assert mine.encode_line(long_line, False) == " ".join(expected)
+    assert lines_of(mine).encode_line(long_line, False) == " ".join(expected)
 
 
 def _spanned_cuts(model, word: str, parts: list[str]) -> list[str]:
@@ -175,7 +191,7 @@ def _spanned_cuts(model, word: str, parts: list[str]) -> list[str]:
     spanned, at = [], 0
     for part in parts[:-1]:
         at += len(part)
-        if word[at - 1:at + 1] in model._bigrams:
+        if word[at - 1:at + 1] in model.splitter.bigrams:
             spanned.append(word[at - 1:at + 1])
     return spanned
 
@@ -186,10 +202,11 @@ def test_letter_parts_cut_only_where_no_piece_spans(path):
     """The plain path's C-level cut (letters / other runs) must only cut
     where :meth:`safe_parts` may: no piece holds the two characters."""
     model = SentencePieceProcessor(str(path)).model
+    letters = LetterCuts(model.splitter)
     for corpus in corpus_paths():
         for line in sample_lines(corpus, 200):
             for token in line.decode("utf-8", "replace").split():
-                parts = model.letter_parts(token)
+                parts = letters.letter_parts(token)
                 if parts is not None:
                     assert _spanned_cuts(model, token, parts) == [], token
 
@@ -203,16 +220,17 @@ def test_token_texts_of_words_with_punctuation_after_them_join_their_letter_part
     path = str(MODELS_DIR / "maxtext_c4_unigram32k.model")
     processor = SentencePieceProcessor(path)
     ref = spm.SentencePieceProcessor(model_file=path)
-    common = processor.model.clean_punctuation()
+    letters = LetterCuts(processor.pretokenizer)
+    common = letters.clean
     for ids in (True, False):
-        words = WordEntries(processor, ids)
+        words = WordEntries(LineCache(processor), ids)
         seen = 0
         for line in sample_lines(CORPORA_DIR / "gutenberg_en.txt", 300):
             for token in line.decode("utf-8").split():
                 body = token.rstrip(common)
                 if not body.isalpha() or body == token or not processor.normalizer.is_plain(token):
                     continue
-                parts = processor.model.letter_parts(token)
+                parts = letters.letter_parts(token)
                 assert parts == [body, token[len(body):]]
                 text = words.token_text(token)
                 if REJECTED in text:  # an unknown piece at a cut: the line goes elsewhere
@@ -229,10 +247,11 @@ def test_letter_parts_leave_tokens_whose_neighbours_pieces_join_to_safe_parts():
     model = SentencePieceProcessor(model_proto=make(META + [(S, -1.0, N), ("a", -2.0, N),
                                                             ("b", -2.0, N), ("a,", -3.0, N),
                                                             (",", -2.0, N), ("-", -2.0, N)]))
-    assert model.model.letter_parts("ba,") is None
-    assert model.model.letter_parts("b,") is None
-    assert model.model.letter_parts("b-a-") == ["b", "-", "a", "-"]
-    assert model.model.safe_parts(S + "ba,") == [S, "b", "a,"]  # no piece "▁b" or "ba"
+    letters = LetterCuts(model.pretokenizer)
+    assert letters.letter_parts("ba,") is None
+    assert letters.letter_parts("b,") is None
+    assert letters.letter_parts("b-a-") == ["b", "-", "a", "-"]
+    assert model.pretokenizer.safe_parts(S + "ba,") == [S, "b", "a,"]  # no piece "▁b" or "ba"
 
 
 def test_letter_parts_strip_common_punctuation_like_the_runs_split():
@@ -240,12 +259,13 @@ def test_letter_parts_strip_common_punctuation_like_the_runs_split():
     rest by the regex split into runs: both give the same runs."""
     model = SentencePieceProcessor(model_proto=make(META + [(S, -1.0, N), ("a", -2.0, N),
                                                             ("b", -2.0, N), (",", -2.0, N)])).model
-    _, runs, common = model._letter_tables()
+    letters = LetterCuts(model.splitter)
+    runs = re.compile(r"([^\W\d_]+)").split  # runs of letters, as the fast path defines them
     for token in ["ab", "ab,", "\u201cab", "\u201cab!\u201d", "(ab).", "12ab", "a-b", "a,b,", ",,",
                   "éa."]:
-        assert model.letter_parts(token) == list(filter(None, runs(token))), token
-    assert model.letter_parts("\u201cab!\u201d") == ["\u201c", "ab", "!\u201d"]
-    assert common  # the string-method path was taken
+        assert letters.letter_parts(token) == list(filter(None, runs(token))), token
+    assert letters.letter_parts("\u201cab!\u201d") == ["\u201c", "ab", "!\u201d"]
+    assert letters.clean  # the string-method path was taken
 
 
 @pytest.mark.parametrize("byte_fallback", [False, True])
@@ -262,8 +282,8 @@ def test_word_model_tokens_are_never_cut_at_punctuation(spm, byte_fallback):
     for ids in (True, False):
         expected = [" ".join(map(str, ref.encode(line, out_type=int if ids else str)))
                     for line in lines]
-        assert mine.encode_lines(lines, ids) == expected
-        assert [mine.encode_line(line, ids) for line in lines] == expected
+        assert lines_of(mine).encode_lines(lines, ids) == expected
+        assert [lines_of(mine).encode_line(line, ids) for line in lines] == expected
 
 
 @pytest.mark.parametrize("byte_fallback", [False, True])
@@ -284,7 +304,7 @@ def test_unused_pieces_no_merge_made_are_unknown(spm, model_type, entries, byte_
         expected = ref.encode(text)
         assert mine.encode(text) == expected, text
         assert mine.encode(text, out_type=str) == ref.encode(text, out_type=str), text
-        assert mine.encode_line(text, True) == " ".join(map(str, expected)), text
+        assert lines_of(mine).encode_line(text, True) == " ".join(map(str, expected)), text
 
 
 def test_bpe_stops_splitting_unused_pieces_back_past_depth_100(spm):

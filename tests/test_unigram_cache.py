@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from conftest import CORPORA_DIR, MODELS_DIR, corpus_paths, needs_corpora, needs_data
 from subtok import SentencePieceProcessor
-from test_tiny_models import META, N, S, make
+from test_tiny_models import META, N, S, lines_of, make
 
 
 TIE_PRONE = ["-" * 5000, "\u2026" * 700, ("ab " * 3000).strip(), "=-" * 2000,
@@ -44,7 +44,7 @@ def test_cached_encoding_equals_whole_sentence_viterbi_and_oracle(spm, name):
         plain = [(normalized[b:b + n], i) for b, n, i, _ in path_nodes]
         assert cached == plain
         assert mine.encode(text) == ref.encode(text)
-        assert mine.encode_line(text, True) == " ".join(map(str, ref.encode(text)))
+        assert lines_of(mine).encode_line(text, True) == " ".join(map(str, ref.encode(text)))
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -67,13 +67,13 @@ def test_near_ties_at_large_accumulated_scores_match_sentencepiece(spm, offsets,
     mine = SentencePieceProcessor(model_proto=model)
     tail = " ".join(words)
     mine.encode(tail)
-    mine.encode_line(tail, True)  # both caches now hold the words computed alone
-    mine.encode_line(tail, False)
+    lines_of(mine).encode_line(tail, True)  # both caches now hold the words computed alone
+    lines_of(mine).encode_line(tail, False)
     line = "c " * filler + tail
     expected = ref.encode(line)
     assert mine.encode(line) == expected
-    assert mine.encode_line(line, True) == " ".join(map(str, expected))
-    assert mine.encode_line(line, False) == " ".join(ref.encode(line, out_type=str))
+    assert lines_of(mine).encode_line(line, True) == " ".join(map(str, expected))
+    assert lines_of(mine).encode_line(line, False) == " ".join(ref.encode(line, out_type=str))
 
 
 @pytest.mark.parametrize("scale", [16, 18, 20])
@@ -88,13 +88,13 @@ def test_near_tie_across_a_range_of_offsets_matches_sentencepiece(spm, scale, si
     ref = spm.SentencePieceProcessor(model_proto=model)
     mine = SentencePieceProcessor(model_proto=model)
     mine.encode("ab")
-    mine.encode_line("ab", True)
+    lines_of(mine).encode_line("ab", True)
     for filler in [0] + [2 ** k for k in range(12)] + [3 * 2 ** k for k in range(10)]:
         line = "c " * filler + "ab ab"
         expected = ref.encode(line)
         assert mine.encode(line) == expected, filler
-        assert mine.encode_line(line, True) == " ".join(map(str, expected)), filler
-        assert mine.encode_line(line, False) == " ".join(ref.encode(line, out_type=str)), filler
+        assert lines_of(mine).encode_line(line, True) == " ".join(map(str, expected)), filler
+        assert lines_of(mine).encode_line(line, False) == " ".join(ref.encode(line, out_type=str)), filler
 
 
 @pytest.mark.parametrize("sign", [-1, 1])
@@ -109,10 +109,10 @@ def test_lines_longer_than_the_robustness_table_covers_take_the_exact_path(spm, 
                          ("ab", -4.0, N), (S + "ab", -5.0 + sign * 2.0 ** -10, N)])
     ref = spm.SentencePieceProcessor(model_proto=model)
     mine = SentencePieceProcessor(model_proto=model)
-    assert mine.encode_line("ab", True) == " ".join(map(str, ref.encode("ab")))
+    assert lines_of(mine).encode_line("ab", True) == " ".join(map(str, ref.encode("ab")))
     for filler in (1500, 3000, 6000, 12000):
         line = "c " * filler + "ab"
-        assert mine.encode_line(line, True) == " ".join(map(str, ref.encode(line))), filler
+        assert lines_of(mine).encode_line(line, True) == " ".join(map(str, ref.encode(line))), filler
 
 
 @pytest.mark.parametrize("sign", [-1, 1])
@@ -126,7 +126,7 @@ def test_weak_word_is_reused_only_after_as_few_pieces_as_its_mark_allows(spm, si
     mine = SentencePieceProcessor(model_proto=model)
     for filler in (0, 4, 8, 16, 32, 1500, 3000, 6000, 12000):
         for line in ("c " * filler + "ab", "ab " + "c " * filler, "ab " + "c " * filler + "ab"):
-            assert mine.encode_line(line, True) == " ".join(map(str, ref.encode(line))), filler
+            assert lines_of(mine).encode_line(line, True) == " ".join(map(str, ref.encode(line))), filler
 
 
 @pytest.mark.parametrize("sign", [-1, 1])
@@ -144,7 +144,7 @@ def test_weak_words_after_runs_of_reused_words_match_sentencepiece(spm, sign, ru
     line = ("c " * run + "ab ") * (4200 // run + 1)
     expected = ref.encode(line)
     assert mine.encode(line) == expected
-    assert mine.encode_line(line, True) == " ".join(map(str, expected))
+    assert lines_of(mine).encode_line(line, True) == " ".join(map(str, expected))
 
 
 def test_near_tie_just_past_the_reset_threshold_matches_sentencepiece(spm):
@@ -160,7 +160,7 @@ def test_near_tie_just_past_the_reset_threshold_matches_sentencepiece(spm):
     mine = SentencePieceProcessor(model_proto=model)
     line = "c " * 1640 + "abab"
     assert mine.encode(line) == ref.encode(line)
-    assert mine.encode_line(line, True) == " ".join(map(str, ref.encode(line)))
+    assert lines_of(mine).encode_line(line, True) == " ".join(map(str, ref.encode(line)))
 
 
 @pytest.mark.parametrize("sign", [-1, 1])
@@ -179,7 +179,7 @@ def test_reset_inside_a_cached_word_moves_the_score_the_next_word_starts_from(sp
         line = "c " * filler + "xyz ab"
         expected = ref.encode(line)
         assert mine.encode(line) == expected, filler
-        assert mine.encode_line(line, True) == " ".join(map(str, expected)), filler
+        assert lines_of(mine).encode_line(line, True) == " ".join(map(str, expected)), filler
 
 
 @pytest.mark.parametrize("capacity", [1, 3])
@@ -189,11 +189,11 @@ def test_caches_that_start_over_constantly_stay_exact(spm, monkeypatch, capacity
     in the middle of a line that already looked them up."""
     import subtok.models.base
     import subtok.cli.fastpath.plain_lines
-    import subtok.processor
+    import subtok.cli.fastpath.lines
     monkeypatch.setattr(subtok.cli.fastpath.plain_lines, "MAX_TOKENS", capacity)
     monkeypatch.setattr(subtok.cli.fastpath.plain_lines, "MAX_PARTS", capacity)
-    monkeypatch.setattr(subtok.processor, "MAX_WORDS", capacity)
-    monkeypatch.setattr(subtok.processor, "MAX_LINE_WORDS", capacity)
+    monkeypatch.setattr(subtok.cli.fastpath.lines, "MAX_WORDS", capacity)
+    monkeypatch.setattr(subtok.cli.fastpath.lines, "MAX_LINE_WORDS", capacity)
     monkeypatch.setattr(subtok.models.base, "MAX_CACHED", capacity)
     near = make(META + [(S, -1.0, N), ("a", -2.5, N), ("b", -2.5, N), ("c", -60.0, N),
                         ("ab", -4.0, N), (S + "ab", -5.0 - 2.0 ** -16, N)])
@@ -207,7 +207,7 @@ def test_caches_that_start_over_constantly_stay_exact(spm, monkeypatch, capacity
         mine = SentencePieceProcessor(model_proto=model)
         for _ in range(2):
             for line in lines:
-                assert mine.encode_line(line, True) == " ".join(map(str, ref.encode(line))), line
+                assert lines_of(mine).encode_line(line, True) == " ".join(map(str, ref.encode(line))), line
 
 
 @needs_data
@@ -225,8 +225,8 @@ def test_a_worker_keeps_its_share_of_the_caches(spm, monkeypatch, workers):
     mine = SentencePieceProcessor(path)
     encoder = LineEncoder(mine, "id")
     encoder.in_worker(workers)
-    texts = mine._plain_encoder(True)._texts
-    words = mine.word_entries(True)
+    texts = encoder.lines_cache._plain_encoder(True)._texts
+    words = encoder.lines_cache.word_entries(True)
     largest = 0
     for block in range(20):
         lines = ["w%dx%d said, the t%d." % (block, k, k % 7) for k in range(30)]
@@ -263,7 +263,7 @@ def test_parts_one_worker_computed_serve_another_without_recomputing(spm, name):
     def segment(*args):
         raise AssertionError("a part was segmented again")
 
-    second.processor.word_entries(True)._part_output = segment
+    second.lines_cache.word_entries(True)._part_output = segment
     assert second.block(block).decode().split("\n")[:-1] == expected
     assert second.news() is None
 
@@ -273,7 +273,7 @@ def test_news_that_would_fill_a_workers_cache_is_left_out(monkeypatch):
     import subtok.cli.fastpath.plain_lines
     monkeypatch.setattr(subtok.cli.fastpath.plain_lines, "MAX_PARTS", 100)
     processor = SentencePieceProcessor(str(MODELS_DIR / "maxtext_c4_unigram32k.model"))
-    entries = processor.word_entries(True)
+    entries = lines_of(processor).word_entries(True)
     entries.learn(({"a%d" % k: str(k) for k in range(60)}, {}))
     entries.learn(({}, {"b%d" % k: str(k) for k in range(60)}))  # 120 > 100: left out
     entries.learn(({}, {"c%d" % k: str(k) for k in range(30)}))
@@ -325,8 +325,8 @@ def test_weak_word_after_unknown_pieces_counts_what_the_model_added(spm, sign, b
     mine = SentencePieceProcessor(model_proto=model)
     for unknowns in (1, 2, 50, 100, 150, 200, 300, 400, 800):
         for line in ("c" + "\u00e9" * unknowns + "c ab", "c c" + "\u00e9" * unknowns + "c c ab ab"):
-            assert mine.encode_line(line, True) == " ".join(map(str, ref.encode(line))), unknowns
-            assert mine.encode_line(line, False) == " ".join(ref.encode(line, out_type=str))
+            assert lines_of(mine).encode_line(line, True) == " ".join(map(str, ref.encode(line))), unknowns
+            assert lines_of(mine).encode_line(line, False) == " ".join(ref.encode(line, out_type=str))
 
 
 @pytest.mark.parametrize("sign", [-1, 1])
@@ -341,8 +341,8 @@ def test_context_lines_keep_whitespace_pieces(spm, sign):
     mine = SentencePieceProcessor(model_proto=model)
     for filler in (0, 8, 64, 512, 2048):
         line = "c\r " * filler + "ab \x0bab\r"
-        assert mine.encode_line(line, True) == " ".join(map(str, ref.encode(line))), filler
-        assert mine.encode_line(line, False) == " ".join(ref.encode(line, out_type=str)), filler
+        assert lines_of(mine).encode_line(line, True) == " ".join(map(str, ref.encode(line))), filler
+        assert lines_of(mine).encode_line(line, False) == " ".join(ref.encode(line, out_type=str)), filler
 
 
 def _joined_corpus_line(count: int, start: int) -> str:
@@ -372,7 +372,7 @@ def test_long_line_through_several_resets_matches_sentencepiece(spm):
     line = _joined_corpus_line(250, 25)
     normalized = mine.normalizer.normalize(line)
     nodes, _ = mine.model.viterbi(normalized)
-    whole = mine._post_process([(normalized[b:b + n], i) for b, n, i, _ in nodes])
+    whole = mine.postprocessor.process([(normalized[b:b + n], i) for b, n, i, _ in nodes])
     cached = mine.encode(line)
     assert cached == [i for _, i in whole]
     assert cached == ref.encode(line)

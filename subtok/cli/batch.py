@@ -16,43 +16,13 @@ import os
 import random
 from collections.abc import Iterable, Iterator
 
-from subtok.errors import DecodeError, EncodeError, SubtokError
-from subtok.processor import Pair, SentencePieceProcessor, format_pairs
-from subtok.models.unigram.lattice import line_rng
+from subtok.cli.fastpath.lines import LineCache
+from subtok.cli.fastpath.output import format_pairs
 from subtok.cli.workers import in_workers
-
-EXTRA_OPTIONS = ("bos", "eos", "reverse", "unk", "unk_piece")
-
-
-def parse_extra_options(text: str, processor: SentencePieceProcessor) -> list[str]:
-    """Validate spm's ``--extra_options`` (``bos:eos:reverse:unk``)."""
-    options = [o for o in text.split(":") if o] if text else []
-    for option in options:
-        if option not in EXTRA_OPTIONS:
-            raise EncodeError('option "%s" is not available.' % option)
-        if option in ("bos", "eos"):
-            name = getattr(processor.vocab.special, option + "_piece")
-            if processor.vocab.piece_to_id(name) == processor.vocab.unk_index:
-                raise EncodeError("id for `%s` is not defined." % name)
-    return options
-
-
-def apply_extra_options(pairs: list[Pair], options: list[str],
-                        processor: SentencePieceProcessor) -> list[Pair]:
-    """Apply the options in the order given, as spm_encode/spm_decode do."""
-    vocab = processor.vocab
-    for option in options:
-        if option == "reverse":
-            pairs = pairs[::-1]
-        elif option in ("bos", "eos"):
-            name = getattr(vocab.special, option + "_piece")
-            pair = (name, vocab.piece_to_id(name))
-            pairs = [pair] + pairs if option == "bos" else pairs + [pair]
-        else:  # unk / unk_piece: show unknown pieces as the unk piece
-            unk = vocab.unk_index
-            pairs = [(vocab.pieces[unk], i) if i == unk else (p, i) for p, i in pairs]
-    return pairs
-
+from subtok.errors import DecodeError, EncodeError, SubtokError
+from subtok.postprocessors.sentencepiece import apply_extra_options, parse_extra_options
+from subtok.processor import Pair, SentencePieceProcessor
+from subtok.regularization import line_rng
 
 def _text(line: bytes) -> str:
     return line.decode("utf-8", "surrogateescape")
@@ -114,28 +84,29 @@ class LineEncoder(PerLine):
             raise EncodeError("unknown output format: %s" % output_format)
         self.processor = processor
         self.ids = output_format == "id"
-        self.options = parse_extra_options(extra_options, processor)
+        self.options = parse_extra_options(extra_options, processor.vocab)
+        self.lines_cache = LineCache(processor)
 
     def in_worker(self, workers: int) -> None:
-        self.processor.cache_share = 1.0 / workers
+        self.lines_cache.cache_share = 1.0 / workers
         if workers > 1:
-            self.processor.word_entries(self.ids).collect_news()
+            self.lines_cache.word_entries(self.ids).collect_news()
 
     def news(self) -> object:
-        return self.processor.word_entries(self.ids).take_news()
+        return self.lines_cache.word_entries(self.ids).take_news()
 
     def learn(self, news: object) -> None:
-        self.processor.word_entries(self.ids).learn(news)  # type: ignore[arg-type]
+        self.lines_cache.word_entries(self.ids).learn(news)  # type: ignore[arg-type]
 
     def pairs(self, line: bytes) -> list[Pair]:
         pairs = self.processor.encode_pairs(_text(line))
         if self.options:
-            pairs = apply_extra_options(pairs, self.options, self.processor)
+            pairs = apply_extra_options(pairs, self.options, self.processor.vocab)
         return pairs
 
     def __call__(self, line: bytes, number: int = 1) -> bytes:
         if not self.options:
-            return _bytes(self.processor.encode_line(_text(line), self.ids))
+            return _bytes(self.lines_cache.encode_line(_text(line), self.ids))
         return _bytes(format_pairs(self.pairs(line), self.ids))
 
     def block(self, block: bytes, first_line: int = 1) -> bytes:
@@ -145,7 +116,7 @@ class LineEncoder(PerLine):
             return super().block(block, first_line)
         try:
             text = self.processor.normalizer.resolve_spaces(_text(block))
-            out = "\n".join(self.processor.encode_lines(text.split("\n"), self.ids))
+            out = "\n".join(self.lines_cache.encode_lines(text.split("\n"), self.ids))
         except SubtokError:
             return super().block(block, first_line)
         return _bytes(out + "\n")
@@ -180,12 +151,12 @@ class SampleLineEncoder(PerLine):
         self.nbest_size = nbest_size
         self.alpha = alpha
         self.seed = seed
-        self.options = parse_extra_options(extra_options, processor)
+        self.options = parse_extra_options(extra_options, processor.vocab)
         # Fail before reading any input, as every line would.
         if self.nbest:
-            processor._check_sampling(nbest_size, "NBestEncode")
+            processor.check_sampling(nbest_size, "NBestEncode")
         else:
-            processor._check_sampling(nbest_size, "SampleEncode", alpha)
+            processor.check_sampling(nbest_size, "SampleEncode", alpha)
         self._own: tuple[int, random.Random] | None = None
 
     def rng(self, number: int) -> random.Random:
@@ -199,7 +170,7 @@ class SampleLineEncoder(PerLine):
 
     def _format(self, pairs: list[Pair]) -> bytes:
         if self.options:
-            pairs = apply_extra_options(pairs, self.options, self.processor)
+            pairs = apply_extra_options(pairs, self.options, self.processor.vocab)
         return _bytes(format_pairs(pairs, self.ids))
 
     def __call__(self, line: bytes, number: int = 1) -> bytes:
@@ -220,7 +191,7 @@ class LineDecoder(PerLine):
             raise DecodeError("unknown input format: %s" % input_format)
         self.processor = processor
         self.ids = input_format == "id"
-        self.options = parse_extra_options(extra_options, processor)
+        self.options = parse_extra_options(extra_options, processor.vocab)
 
     def __call__(self, line: bytes, number: int = 1) -> bytes:
         fields = [f for f in _text(line).split(" ") if f]
@@ -233,13 +204,13 @@ class LineDecoder(PerLine):
                     piece_id = int(field)
                 except ValueError:
                     raise DecodeError("%r is not an id." % field) from None
-                processor._check_id(piece_id)
+                processor.check_id(piece_id)
                 pairs.append((pieces[piece_id], piece_id))
         else:
             lookup = processor.vocab.piece_to_id
             pairs = [(f, lookup(f)) for f in fields]
         if self.options:
-            pairs = apply_extra_options(pairs, self.options, processor)
+            pairs = apply_extra_options(pairs, self.options, processor.vocab)
         return _bytes(processor.decoder.decode(pairs))
 
 

@@ -47,10 +47,8 @@ def _lines_of(handle: BinaryIO, name: str) -> Iterator[bytes]:
 
 #: Bytes asked of the input at a time by :func:`read_blocks`. Small
 #: enough that worker processes share what they learn soon: a part first
-#: met in two workers' blocks at once is segmented by both, and over
-#: gutenberg 64 KB blocks leave 4.4k such parts where 256 KB blocks left
-#: 9k (1.7% fewer instructions in the busier worker; one process runs the
-#: same).
+#: met in two workers' blocks at once is segmented by both
+#: (docs/performance.md).
 BLOCK_SIZE = 1 << 16
 
 

@@ -34,11 +34,10 @@ if TYPE_CHECKING:
 # whatever jobs are queued before it), waits in poll() when nothing has,
 # and writes its results with blocking calls. The parent never blocks on a
 # pipe (it writes what fits and waits for room, see _Worker), so neither
-# side can wait on the other forever. (Workers used to read their jobs in
-# a thread, so as never to leave the parent blocked: handing the
-# interpreter lock back and forth between the two threads cost each
-# worker about 1,400 context switches and 0.1-0.2 s idle per gutenberg
-# encode.)
+# side can wait on the other forever. (A reader thread in each worker
+# would also keep the parent from blocking, but handing the interpreter
+# lock back and forth between two threads left workers idle: see
+# docs/performance.md.)
 _FRAME = struct.Struct("<Q")
 
 
@@ -91,8 +90,8 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 # The caches of a long run only grow, and the collector's full passes
-# over them cost about 6% of a cold encode of gutenberg (0.38 s): after
-# each job, what survived it is frozen out of the collector's sight.
+# over them cost a noticeable share of an encode (docs/performance.md):
+# after each job, what survived it is frozen out of the collector's sight.
 # Frozen objects are still freed by reference counting.
 def _serve(function: PerLine, jobs_fd: int, results_fd: int, workers: int,
            parents_fds: list[int]) -> None:
@@ -153,10 +152,9 @@ _NEWS = "news"
 
 
 #: Jobs per worker sent and not yet given back. Results are given back in
-#: order, so one slow job holds the others' results back: with two per
-#: worker, the other worker sat idle 0.08-0.16 s per gutenberg encode
-#: waiting for room; with four, 0.06-0.10 s (a few MB more in flight;
-#: measured with 256 KB jobs, before 64 KB ones).
+#: order, so one slow job holds the others' results back; four keep the
+#: other worker busier than two, for a few MB more in flight
+#: (docs/performance.md).
 JOBS_PER_WORKER = 4
 
 
@@ -231,20 +229,19 @@ _PARENTS_FDS: set[int] = set()
 
 #: How long the parent sleeps while every worker has its next job, so
 #: that it wakes once for several results: each wake takes a worker's core
-#: for a moment. Over gutenberg, waking for every result preempted the
-#: busier worker about 1,000 times, sleeping 10 ms about 220 times; but
-#: news then reaches the other worker later, which segmented some 2k more
-#: parts (about 105.4k in all, against 103.5k). 5 ms lies between. Only
-#: with pipes that hold a few jobs and results (PIPE_SIZE): in smaller
-#: ones a message takes several wakes.
+#: for a moment. Longer sleeps preempt the workers less, but news then
+#: reaches the other worker later, which segments more parts itself; 5 ms
+#: lies between (docs/performance.md). Only with pipes that hold a few
+#: jobs and results (PIPE_SIZE): in smaller ones a message takes several
+#: wakes.
 GATHER_SECONDS = 0.005
 
 
 #: Bytes a pipe to or from a worker holds, where the system lets it be set
-#: (Linux): a few jobs or results. Pipes of 64 KB held less than one
-#: result, and a worker then waited for the parent to read it: about 200
-#: waits per worker over gutenberg. (Linux counts what a user's pipes hold
-#: against a quota, 64 MB by default: this leaves room for 64 workers.)
+#: (Linux): a few jobs or results. A pipe of 64 KB holds less than one
+#: result, and a worker then waits for the parent to read it. (Linux
+#: counts what a user's pipes hold against a quota, 64 MB by default:
+#: this leaves room for 64 workers.)
 PIPE_SIZE = 1 << 19
 
 
@@ -270,9 +267,7 @@ def in_workers(function: PerLine, method: str, jobs: Iterator[tuple[int, object]
     The parent waits only in ``poll``: for results, for a worker's end,
     for room in a pipe it has more to write to, or for the next job it
     asked for (a thread of its own reads the input, see _Feed). No pool
-    threads: they would take the workers' CPU time (the parent's share of
-    a 2-worker run fell from about 0.3 s of CPU to about 0.1 s without
-    them).
+    threads: they would take the workers' CPU time.
     """
     context = multiprocessing.get_context("fork")
     workers: list[_Worker] = []
@@ -356,14 +351,12 @@ class _Feed:
     line at a time, waiting for each answer) while results are in that it
     could give back. A byte on ``signal_fd`` tells of a job added when the
     parent asked for one (:meth:`ask`), and of the end: signalling every
-    job woke the parent some 3,000 times per gutenberg encode, for jobs
-    it had no room to send yet."""
+    job would wake the parent for jobs it has no room to send yet."""
 
     def __init__(self, jobs: Iterator, ahead: int) -> None:
         """``ahead``: jobs taken and not yet sent. As many as the parent may
-        send at once: with 2, it sent at most two per wake, and 16 KB jobs
-        (gutenberg in 2,147 blocks, two workers, timed under a profiling
-        wrapper) took 3.1 s instead of 2.4 s."""
+        send at once: fewer starve the workers of small jobs
+        (docs/performance.md)."""
         self._ready: collections.deque = collections.deque()
         self._room = threading.Semaphore(ahead)
         self.signal_fd, self._signal = os.pipe()

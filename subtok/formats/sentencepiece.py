@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from subtok.errors import ModelFileError, NormalizerError, SubtokError
-from subtok.models import MODEL_TYPE_IDS, MODEL_TYPE_NAMES
 from subtok.atomic import atomic_writer
 from subtok.vocab import DEFAULT_UNK_SURFACE, PieceType, SpecialPieces, Vocabulary
+
+
+#: TrainerSpec.ModelType numbers of the model type names.
+MODEL_TYPE_IDS = {"unigram": 1, "bpe": 2, "word": 3, "char": 4}
+MODEL_TYPE_NAMES = {v: k for k, v in MODEL_TYPE_IDS.items()}
 
 
 def _pb2():
@@ -59,6 +63,26 @@ class ModelData:
                                      byte_fallback=self.byte_fallback, special=self.special,
                                      one_map=self.model_type == "bpe")
         return self._vocab
+
+
+def restrict_vocabulary(data: ModelData, valid) -> ModelData:
+    """``data`` with only the ``valid`` pieces emitted, as spm's
+    ``SetVocabulary``: every piece that is not CONTROL, UNKNOWN or
+    USER_DEFINED becomes NORMAL if listed or one character long, else
+    UNUSED (never emitted)."""
+    keep = set(valid)
+    fixed = (PieceType.CONTROL, PieceType.UNKNOWN, PieceType.USER_DEFINED)
+    types = [t if t in fixed else
+             (PieceType.NORMAL if p in keep or len(p) == 1 else PieceType.UNUSED)
+             for p, t in zip(data.pieces, data.types)]
+    restricted = replace(data, types=types)
+    if restricted.proto is not None:
+        proto = type(restricted.proto)()
+        proto.CopyFrom(restricted.proto)
+        for entry, kind in zip(proto.pieces, types):
+            entry.type = kind
+        restricted.proto = proto
+    return restricted
 
 
 def _normalizer_from_proto(spec) -> NormalizerSpec:

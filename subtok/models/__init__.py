@@ -10,15 +10,14 @@ from subtok.models.char.model import CharModel
 from subtok.models.unigram.model import UnigramModel
 from subtok.models.word.model import WordModel
 
-#: model_type name -> model class; TrainerSpec.ModelType numbers in MODEL_TYPE_IDS.
+#: model_type name -> model class (the TrainerSpec.ModelType numbers are in
+#: ``subtok.formats.sentencepiece.MODEL_TYPE_IDS``).
 MODELS: dict[str, type[Model]] = {
     "unigram": UnigramModel,
     "bpe": BPEModel,
     "word": WordModel,
     "char": CharModel,
 }
-MODEL_TYPE_IDS = {"unigram": 1, "bpe": 2, "word": 3, "char": 4}
-MODEL_TYPE_NAMES = {v: k for k, v in MODEL_TYPE_IDS.items()}
 
-__all__ = ["MODELS", "MODEL_TYPE_IDS", "MODEL_TYPE_NAMES", "Model", "WordEncoding",
+__all__ = ["MODELS", "Model", "WordEncoding",
            "BPEModel", "CharModel", "UnigramModel", "WordModel"]

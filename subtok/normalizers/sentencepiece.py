@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-from subtok.normalizers.charsmap import CharsMap, DictRules
+from subtok.normalizers.charsmap import CharsMap, DictRules, load_rules
 
 SPACE_SYMBOL = "\u2581"  # "▁", SentencePiece's escaped space
 _SPACE_RUN = re.compile(" {2,}")
@@ -91,6 +91,18 @@ class Normalizer:
         self._prefix = self.space if add_dummy_prefix and not treat_whitespace_as_suffix else ""
         self._suffix = self.space if add_dummy_prefix and treat_whitespace_as_suffix else ""
         self._space_aliases: tuple[str, ...] | None = None
+
+    @classmethod
+    def from_spec(cls, spec, *, treat_whitespace_as_suffix: bool = False,
+                  user_defined_symbols: Iterable[str] = ()) -> "Normalizer":
+        """The normalizer of a model's NormalizerSpec (its compiled
+        charsmap and flags; see ``subtok.formats.sentencepiece``)."""
+        return cls(load_rules(spec.precompiled_charsmap),
+                   add_dummy_prefix=spec.add_dummy_prefix,
+                   remove_extra_whitespaces=spec.remove_extra_whitespaces,
+                   escape_whitespaces=spec.escape_whitespaces,
+                   treat_whitespace_as_suffix=treat_whitespace_as_suffix,
+                   user_defined_symbols=user_defined_symbols)
 
     # -- public ---------------------------------------------------------
     def normalize(self, text: str) -> str:

@@ -23,7 +23,7 @@ from typing import Any
 
 from subtok.errors import TrainerError
 from subtok.flags import parse_bool, split_csv
-from subtok.models import MODEL_TYPE_IDS
+from subtok.formats.sentencepiece import MODEL_TYPE_IDS
 
 #: spm's value of an unset --random_seed (uint32 max).
 UNSET_SEED = 4294967295

@@ -1,4 +1,4 @@
-"""One line of spm_encode output: the pieces or ids of a sentence."""
+"""Output text: spm_encode's line of pieces or ids, and a cache of such texts."""
 
 from __future__ import annotations
 
@@ -12,22 +12,6 @@ def format_pairs(pairs: list[tuple[str, int]], ids: bool) -> str:
     if ids:
         return " ".join(map(str, map(_ID, pairs)))
     return " ".join(map(_PIECE, pairs))
-
-
-#: Unknown-edge flags of a word: it starts / ends with an unknown piece
-#: that would merge with a neighbour's (no byte fallback).
-STARTS, ENDS = 1, 2
-
-
-def unknown_runs_stay_inside(edges) -> bool:
-    """False if a word ending in an unknown piece precedes one starting so
-    (``edges``: each word's STARTS / ENDS flags)."""
-    previous_ends_unk = 0
-    for flags in edges:
-        if previous_ends_unk and flags & STARTS:
-            return False
-        previous_ends_unk = flags & ENDS
-    return True
 
 
 class OutputTexts(dict):

@@ -38,9 +38,8 @@ parts' texts joined, marks and all, so each mark counts the pieces before
 its own part. A joined output without MARK is final as it stands; one
 with marks is checked and unmarked (:meth:`PlainLineEncoder._final`). So
 the usual line costs one extra scan, for one character (at ``memchr``'s
-speed: checking gutenberg's ids output took 0.22 s per pass when marks
-were single characters of a range, found with a regular expression, and
-takes 0.08 s now), and no per-token work.
+speed, several times faster than finding a range of characters with a
+regular expression: docs/performance.md), and no per-token work.
 """
 
 from __future__ import annotations
@@ -48,12 +47,15 @@ from __future__ import annotations
 import bisect
 from typing import TYPE_CHECKING
 
-from subtok.normalizers.sentencepiece import SPACE_SYMBOL
-from subtok.cli.fastpath.output import ENDS, STARTS, OutputTexts, format_pairs, unknown_runs_stay_inside
+from subtok.cli.fastpath.letters import LetterCuts
+from subtok.cli.fastpath.output import OutputTexts, format_pairs
+from subtok.float32 import offset_bound
+from subtok.postprocessors.sentencepiece import ENDS, STARTS, unknown_runs_stay_inside
+from subtok.symbols import SPACE_SYMBOL
 
 if TYPE_CHECKING:
+    from subtok.cli.fastpath.lines import LineCache
     from subtok.models.base import WordEncoding
-    from subtok.processor import SentencePieceProcessor
 
 #: Lines with more output pieces than this take the general path, so a
 #: token needs robustness only up to the bound this many pieces give.
@@ -83,26 +85,29 @@ MAX_PARTS = 300_000
 
 class WordEntries:
     """Output texts of word parts, cached: what both CLI line paths (plain
-    tokens here, normalized words in the processor) join a word's output
+    tokens here, normalized words in lines.py) join a word's output
     from.
 
     Only a part's marked text is kept (see the module docstring): a plain
     token's text is the join of its parts' texts as they are, and the
-    processor's word path, which checks each word exactly, reads from the
+    word path of lines.py, which checks each word exactly, reads from the
     text the bounds it needs (:meth:`word`). Keeping the numbers as well
-    took about 130 bytes more per part (a tuple and two floats), some
-    20 MB over gutenberg.
+    would cost a tuple and two floats per part (docs/performance.md).
     """
 
-    def __init__(self, processor: "SentencePieceProcessor", ids: bool) -> None:
-        self.processor = processor
+    def __init__(self, lines: "LineCache", ids: bool) -> None:
+        self.owner = lines
         self.ids = ids
-        model = processor.model
+        model = lines.model
         self._model = model
-        self._safe_parts = model.safe_parts
-        self._letter_parts = model.letter_parts
-        self._part_output = model.part_output
-        self._clean = model.clean_punctuation()
+        self._postprocessor = lines.postprocessor
+        self._safe_parts = lines.pretokenizer.safe_parts
+        letters = LetterCuts(lines.pretokenizer)
+        self._letter_parts = letters.letter_parts
+        #: The unigram model's shortcut from a part to its output text;
+        #: other models take the long way, through ``encode_part``.
+        self._part_output = getattr(model, "part_output", _no_shortcut)
+        self._clean = letters.clean
         #: part -> its marked output text. Both tables compute a missing
         #: part in the lookup itself, so a token made of parts already
         #: cached costs C-level lookups only (see :meth:`token_text`).
@@ -115,7 +120,7 @@ class WordEntries:
         self.per_piece = 0.0 if model.exact_per_word else model.max_normal_score
         self.allowed = _allowed_pieces(MAX_PIECES)
         #: Robustness needed after allowed[k] pieces.
-        self._needed = [_offset_bound(self.per_piece * pieces) for pieces in self.allowed]
+        self._needed = [offset_bound(self.per_piece * pieces) for pieces in self.allowed]
         #: Parts computed since :meth:`take_news`, once :meth:`collect_news`
         #: is called: new ``_parts`` and new ``_spaced`` entries.
         self._news: tuple[dict[str, str], dict[str, str]] | None = None
@@ -128,8 +133,7 @@ class WordEntries:
     # Worker processes that encode blocks of the same text meet mostly the
     # same words. A part's text depends on nothing but the part, so one
     # worker can take in what another computed instead of segmenting it
-    # again: over gutenberg, each of two workers then segments 54k parts
-    # instead of 70k, and runs 6-8% fewer instructions.
+    # again (docs/performance.md).
     def collect_news(self) -> None:
         """Record every part computed from now on, for :meth:`take_news`."""
         self._news = ({}, {})
@@ -147,7 +151,7 @@ class WordEntries:
         they would fill the cache: it stays within its bound, and what this
         worker computes itself keeps the room."""
         parts, spaced = news
-        room = MAX_PARTS * self.processor.cache_share - len(self._parts) - len(self._spaced)
+        room = MAX_PARTS * self.owner.cache_share - len(self._parts) - len(self._spaced)
         if len(parts) + len(spaced) < room:
             self._parts.update(parts)
             self._spaced.update(spaced)
@@ -170,11 +174,11 @@ class WordEntries:
         with its parts' marks: no numbers to join, as each mark bounds the
         pieces before its own part. The token is cut between its runs of
         letters and of other characters where that is safe
-        (``Model.letter_parts``), else at every safe place. The usual
+        (``LetterCuts.letter_parts``), else at every safe place. The usual
         tokens, a word ("said") and a word before clean punctuation
-        ("said,"), are cut right here, in a few C-level calls (computing
-        the texts of gutenberg's 268k distinct tokens costs 14% of its
-        cold encode, on top of segmenting their parts)."""
+        ("said,"), are cut right here, in a few C-level calls: computing
+        token texts is a sizeable share of a cold encode
+        (docs/performance.md)."""
         spaced = self._spaced
         if token.isalpha():  # letters are seldom cut: spare the cut test
             return spaced[token]
@@ -218,7 +222,7 @@ class WordEntries:
 
     def _compute(self, part: str, cache: dict[str, str], key: str) -> str:
         """Compute a part's marked text and cache it under ``key``."""
-        if len(self._parts) + len(self._spaced) >= MAX_PARTS * self.processor.cache_share:
+        if len(self._parts) + len(self._spaced) >= MAX_PARTS * self.owner.cache_share:
             self.clear()
         output = self._part_output(part, self.ids)
         if output is None:
@@ -230,9 +234,9 @@ class WordEntries:
         return found
 
     def _entry_of(self, encoding: WordEncoding) -> Entry:
-        pairs = self.processor._post_process(encoding.pieces)
+        pairs = self._postprocessor.process(encoding.pieces)
         return self._marked(format_pairs(pairs, self.ids), len(pairs), encoding.robustness,
-                            encoding.magnitude, self.processor._unknown_edges(pairs))
+                            encoding.magnitude, self._postprocessor.unknown_edges(pairs))
 
     def _marked(self, text: str, count: int, robustness: float, magnitude: float,
                 edges: int) -> Entry:
@@ -263,7 +267,7 @@ class _TokenTexts(dict):
     """Plain token -> its output text, its parts' marked texts joined
     (:meth:`WordEntries.token_text`); a token that is not plain is
     rejected. A token not there yet is computed by the lookup itself, in
-    one call (4% of gutenberg's tokens are new to the cache)."""
+    one call."""
 
     __slots__ = ("_words", "_printable_plain", "_screen", "_is_plain")
 
@@ -289,11 +293,11 @@ class _TokenTexts(dict):
 class PlainLineEncoder:
     """Encode plain lines to spm_encode output text (ids or pieces)."""
 
-    def __init__(self, processor: "SentencePieceProcessor", ids: bool, words: WordEntries) -> None:
-        self.processor = processor
+    def __init__(self, lines: "LineCache", ids: bool, words: WordEntries) -> None:
+        self.owner = lines
         self.ids = ids
         self._words = words
-        model = processor.model
+        model = lines.model
         self._model = model
         #: |score| per id, for :meth:`_magnitude` (built on first use).
         self._id_magnitudes: list[float] | None = None
@@ -302,7 +306,7 @@ class PlainLineEncoder:
         self._allowed = words.allowed
         #: token -> output text, possibly marked; a token not there yet is
         #: computed by the lookup itself.
-        self._texts = _TokenTexts(processor.normalizer, words)
+        self._texts = _TokenTexts(lines.normalizer, words)
         self._text = self._texts.__getitem__
         #: Outputs shorter than this hold at most MAX_PIECES pieces.
         self._short = float("inf") if self._exact else 2 * MAX_PIECES
@@ -313,10 +317,10 @@ class PlainLineEncoder:
         self._words.clear()
 
     def _keep_bounded(self) -> None:
-        """Start over once MAX_TOKENS (times the processor's cache share)
+        """Start over once MAX_TOKENS (times the line cache's share)
         are cached: between lines only, so no line loses a token (a block
         of lines adds a few thousand)."""
-        if len(self._texts) >= MAX_TOKENS * self.processor.cache_share:
+        if len(self._texts) >= MAX_TOKENS * self.owner.cache_share:
             self._start_over()
 
     def lines(self, lines: list[str]) -> list[str | None]:
@@ -386,7 +390,7 @@ class PlainLineEncoder:
         unknown or byte piece (whose id does not tell what the model added)
         is among them."""
         if self._id_magnitudes is None:
-            magnitudes = [float("inf")] * len(self.processor.vocab.pieces)
+            magnitudes = [float("inf")] * len(self.owner.vocab.pieces)
             for piece_id, score in self._model.table.values():
                 magnitudes[piece_id] = abs(score)
             self._id_magnitudes = magnitudes
@@ -418,7 +422,5 @@ def _allowed_pieces(max_pieces: int) -> list[int]:
     return sorted({0, max_pieces} | {n for n in steps if n < max_pieces})
 
 
-def _offset_bound(magnitude: float) -> float:
-    """The robustness a word needs when the words before it sum to at most
-    ``magnitude`` (float32 sums drift a little above the exact ones)."""
-    return 1.01 * magnitude + 1.0
+def _no_shortcut(part: str, ids: bool) -> None:
+    return None

@@ -48,7 +48,8 @@ RESEGMENT_DEPTH = 100
 
 
 class BPEModel(Model):
-    name = "bpe"
+    supports_sampling = True  # BPE-dropout
+    supports_vocabulary_restriction = True
 
     def __init__(self, vocab: Vocabulary, **kwargs) -> None:
         super().__init__(vocab, **kwargs)
@@ -60,6 +61,11 @@ class BPEModel(Model):
 
     def encode_part(self, word: str) -> WordEncoding:
         return WordEncoding(tuple(self.merge(word)))
+
+    def sample(self, normalized: str, nbest_size: int, alpha: float,
+               rng: random.Random) -> list[tuple[str, int]]:
+        """BPE-dropout (``nbest_size`` plays no part, as in sentencepiece)."""
+        return self.merge(normalized, alpha, rng)
 
     def merge(self, text: str, alpha: float = 0.0, rng: random.Random | None = None) -> list[tuple[str, int]]:
         """Segment ``text`` by BPE merges (with dropout when ``alpha`` > 0)."""

@@ -12,8 +12,6 @@ from subtok.models.bpe.model import initial_symbols
 
 
 class CharModel(Model):
-    name = "char"
-
     def __init__(self, vocab: Vocabulary, **kwargs) -> None:
         super().__init__(vocab, **kwargs)
         self.user_defined = frozenset(vocab.user_defined())

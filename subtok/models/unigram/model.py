@@ -83,7 +83,9 @@ def piece_lookup(table: dict[str, tuple[int, float]]) -> dict[str, tuple[int, fl
 
 
 class UnigramModel(Model):
-    name = "unigram"
+    supports_sampling = True
+    supports_nbest = True
+    supports_vocabulary_restriction = True
     exact_per_word = False
 
     def __init__(self, vocab: Vocabulary, **kwargs) -> None:
@@ -357,7 +359,7 @@ class UnigramModel(Model):
         return WordEncoding(pieces, robustness, before)
 
     def encode(self, normalized: str) -> list[tuple[str, int]]:
-        words = self.split_words(normalized)
+        words = self.splitter.split(normalized)
         results = EncodedWords([self.encode_word(w) for w in words])
         if words_reusable(results.robustness, results.magnitudes):
             return results.pieces(0, len(words))
@@ -458,6 +460,53 @@ class UnigramModel(Model):
                 scores[piece_id] = score
             self._id_scores = scores
         return self._id_scores
+
+    # -- subword regularization: sampling, n-best, scores, entropy ------
+    # The algorithms are the lattice's (lattice.py); these return the
+    # model's pairs, before post-processing.
+    def lattice(self, normalized: str):
+        """Every node of ``normalized`` (sentencepiece's ``Lattice``)."""
+        from subtok.models.unigram.lattice import Lattice
+        return Lattice(self, normalized)
+
+    def sample(self, normalized: str, nbest_size: int, alpha: float,
+               rng) -> list[tuple[str, int]]:
+        """One segmentation drawn as sentencepiece's ``SampleEncode``:
+        ``nbest_size < 0`` from the whole lattice with ``p ∝ exp(alpha ·
+        score)``, 0 or 1 the best path, ``> 1`` among the n best."""
+        from subtok.models.unigram.lattice import choose_hypothesis
+        if 0 <= nbest_size <= 1:
+            return self.encode(normalized)
+        lattice = self.lattice(normalized)
+        if nbest_size < 0:
+            path = lattice.sample(alpha, rng)
+        elif lattice.text:
+            path = choose_hypothesis(lattice.nbest(nbest_size), alpha, rng)
+        else:
+            path = []
+        return lattice.pairs(path)
+
+    def nbest(self, normalized: str, size: int) -> list[tuple[list[tuple[str, int]], float]]:
+        """The ``size`` best segmentations with their scores (sentencepiece's
+        ``NBestEncode``: at most 1024; below 2, the best path with score 0)."""
+        size = max(1, min(size, 1024))
+        if size == 1:
+            return [(self.encode(normalized), 0.0)]
+        lattice = self.lattice(normalized)
+        if not lattice.text:
+            return [([], 0.0)]
+        return [(lattice.pairs(path), score) for path, score in lattice.nbest(size)]
+
+    def sample_and_score(self, normalized: str, num_samples: int, alpha: float, wor: bool,
+                         include_best: bool, rng) -> list[tuple[list[tuple[str, int]], float]]:
+        """Sampled segmentations with scores (``SampleEncodeAndScore``);
+        empty for an empty text."""
+        from subtok.models.unigram.lattice import sample_encode_and_score
+        lattice = self.lattice(normalized)
+        if not lattice.text:
+            return []
+        found = sample_encode_and_score(lattice, num_samples, alpha, wor, include_best, rng)
+        return [(lattice.pairs(path), score) for path, score in found]
 
 
 def _tail_bounds(robustness: list[float], magnitudes: list[float]) -> tuple[list[float], list[float]]:

@@ -8,33 +8,16 @@ unknown piece.
 
 from __future__ import annotations
 
-import re
-
-from subtok.normalizers.sentencepiece import SPACE_SYMBOL
-from subtok.vocab import Vocabulary
 from subtok.models.base import Model, WordEncoding
-
-
-#: Matches every text (the empty string at its start).
-_ANYWHERE = re.compile("").search
+from subtok.pretokenizers.sentencepiece import WholeWords
+from subtok.vocab import Vocabulary
 
 
 class WordModel(Model):
-    name = "word"
-
-    def __init__(self, vocab: Vocabulary, **kwargs) -> None:
-        super().__init__(vocab, **kwargs)
-        self._splitter = re.compile("(?=%s)" % SPACE_SYMBOL)
-        self.cuts_before_every_space = True
-
-    def safe_parts(self, word: str) -> list[str]:
-        """Words are looked up whole: never cut them."""
-        return [word]
-
-    def _letter_patterns(self):
-        """Nor between letters and punctuation: every token counts as
-        unclean, so :meth:`safe_parts` (whole) decides."""
-        return _ANYWHERE, _ANYWHERE, ""
+    @staticmethod
+    def make_splitter(vocab: Vocabulary, suffix: bool) -> WholeWords:
+        """Words are looked up whole: never cut inside."""
+        return WholeWords()
 
     def encode_part(self, word: str) -> WordEncoding:
         return WordEncoding((self.pair(word),))

@@ -1,0 +1,135 @@
+"""The package's structure: what the layout promises, checked.
+
+* no import cycles among subtok's modules (module-level imports);
+* no module imports another module's private (``_name``) names;
+* data and stage modules never import the processor or the CLI (no
+  uphill imports);
+* encoding, from ``import subtok`` to a whole ``subtok encode`` run,
+  loads no training module.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "subtok"
+#: Packages below the processor and the CLI: they never import those.
+LOWER = ("subtok.formats", "subtok.normalizers", "subtok.pretokenizers", "subtok.models",
+         "subtok.postprocessors", "subtok.decoders", "subtok.training", "subtok.vocab",
+         "subtok.errors", "subtok.symbols", "subtok.float32", "subtok.flags", "subtok.atomic",
+         "subtok.parallel", "subtok.regularization")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in PACKAGE.rglob("*.py") if "_proto" not in p.parts}
+
+
+def top_level_imports(path: Path, known: set[str]) -> list[tuple[str, str | None]]:
+    """(module, imported name or None) of each import run at import time
+    (not inside functions, nor under ``if TYPE_CHECKING``)."""
+    found = []
+    tree = ast.parse(path.read_text(), str(path))
+    for node in tree.body:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            continue
+        for sub in ast.walk(node) if not isinstance(node, (ast.FunctionDef, ast.ClassDef)) else []:
+            if isinstance(sub, ast.Import):
+                found.extend((alias.name, None) for alias in sub.names)
+            elif isinstance(sub, ast.ImportFrom) and sub.module and sub.level == 0:
+                for alias in sub.names:
+                    child = "%s.%s" % (sub.module, alias.name)
+                    found.append((child, None) if child in known else (sub.module, alias.name))
+    return [(m, n) for m, n in found if m == "subtok" or m.startswith("subtok.")]
+
+
+def import_graph() -> dict[str, set[str]]:
+    mods = modules()
+    known = set(mods)
+    return {name: {m for m, _ in top_level_imports(path, known) if m in known and m != name}
+            for name, path in mods.items()}
+
+
+def test_no_import_cycles():
+    graph = import_graph()
+    state: dict[str, int] = {}
+    cycles = []
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycles.append(stack[stack.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt, stack)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [])
+    # A package's __init__ re-exporting from its own submodules is not a
+    # cycle: the submodule importing the package runs the __init__ first.
+    real = [c for c in cycles if not all(a.startswith(b + ".") or b.startswith(a + ".")
+                                          for a, b in zip(c, c[1:]))]
+    assert real == []
+
+
+def test_no_private_names_imported_across_modules():
+    mods = modules()
+    known = set(mods)
+    offenders = [(name, module, imported)
+                 for name, path in mods.items()
+                 for module, imported in top_level_imports(path, known)
+                 if imported is not None and imported.startswith("_") and module != name
+                 and imported != "__version__"]
+    assert offenders == []
+
+
+def test_lower_layers_never_import_the_processor_or_the_cli():
+    graph = import_graph()
+    uphill = [(name, target) for name, targets in graph.items()
+              if name.startswith(LOWER) for target in targets
+              if target == "subtok.processor" or target.startswith("subtok.cli")]
+    assert uphill == []
+
+
+TRAINING = "[m for m in sys.modules if m.startswith('subtok.training') or m.endswith('.trainer')]"
+
+
+def test_import_subtok_loads_no_training_code():
+    code = "import sys, subtok; print(%s)" % TRAINING
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("output_format", ["id", "sample_piece"])
+def test_an_encode_through_the_cli_loads_no_training_code(tmp_path, output_format):
+    """A whole ``subtok encode`` (flags, model, the worker-ready line
+    encoder), run in a fresh interpreter."""
+    from test_tiny_models import META, N, S, make
+    model = tmp_path / "m.model"
+    model.write_bytes(make(META + [(S, -1.0, N), ("a", -2.0, N), ("b", -2.0, N)]))
+    text = tmp_path / "in.txt"
+    text.write_text("a b ab\nba\n")
+    code = ("import sys\nfrom subtok.cli.app import main\n"
+            "main(['encode', '--model', sys.argv[1], '--output_format', sys.argv[2], "
+            "'--output', sys.argv[3], sys.argv[4]], standalone_mode=False)\n"
+            "print(%s)" % TRAINING)
+    out = subprocess.run([sys.executable, "-c", code, str(model), output_format,
+                          str(tmp_path / "out.txt"), str(text)],
+                         capture_output=True, text=True, check=True)
+    assert (tmp_path / "out.txt").read_text().count("\n") == 2
+    assert out.stdout.strip() == "[]"
