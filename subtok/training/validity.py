@@ -1,6 +1,6 @@
 """Which strings may become pieces: sentencepiece's ``IsValidSentencePiece``.
 
-A candidate piece is valid iff (§6.4 of the reference):
+A candidate piece is valid iff (sentencepiece's ``TrainerInterface::IsValidSentencePiece``):
 
 * it has 1 .. ``max_sentencepiece_length`` code points;
 * it contains no U+2585 (the unknown/boundary mark), NUL, TAB, space, or

@@ -126,7 +126,7 @@ def test_an_encode_through_the_cli_loads_no_training_code(tmp_path, output_forma
     text.write_text("a b ab\nba\n")
     code = ("import sys\nfrom subtok.cli.app import main\n"
             "main(['encode', '--model', sys.argv[1], '--output_format', sys.argv[2], "
-            "'--output', sys.argv[3], sys.argv[4]], standalone_mode=False)\n"
+            "'--output', sys.argv[3], sys.argv[4]])\n"
             "print(%s)" % TRAINING)
     out = subprocess.run([sys.executable, "-c", code, str(model), output_format,
                           str(tmp_path / "out.txt"), str(text)],

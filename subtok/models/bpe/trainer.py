@@ -1,4 +1,4 @@
-"""BPE trainer: sentencepiece's ``bpe_model_trainer.cc`` (§6.6 of the reference).
+"""BPE trainer: sentencepiece's ``bpe_model_trainer.cc`` (``Trainer::Train``).
 
 Phases:
 

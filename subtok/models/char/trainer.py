@@ -1,4 +1,4 @@
-"""CHAR trainer (§6.7 of the reference): the alphabet is the vocabulary.
+"""CHAR trainer (``char_model_trainer.cc``, ``Trainer::Train``): the alphabet is the vocabulary.
 
 Pieces are the alphabet characters by (count desc, code point asc), cut at
 ``vocab_size - #meta`` unless ``use_all_vocab``. The score is C++'s float

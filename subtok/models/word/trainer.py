@@ -1,4 +1,4 @@
-"""WORD trainer (§6.8 of the reference): the most frequent whole words.
+"""WORD trainer (``word_model_trainer.cc``, ``Trainer::Train``): the most frequent whole words.
 
 Words come from ``SplitIntoWords`` with the *default* flags (prefix "▁",
 no whitespace-only merging) whatever the trainer flags say, because the
