@@ -32,8 +32,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 from subtok.normalizers.charsmap import CharsMap, DictRules
-
-SPACE_SYMBOL = "\u2581"  # "▁", SentencePiece's escaped space
+from subtok.symbols import SPACE_SYMBOL  # "▁", SentencePiece's escaped space (re-exported)
 _SPACE_RUN = re.compile(" {2,}")
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from subtok.normalizers.sentencepiece import SPACE_SYMBOL
+from subtok.symbols import SPACE_SYMBOL
 from subtok.vocab import Vocabulary
 from subtok.models.base import Model, WordEncoding
 
