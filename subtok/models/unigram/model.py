@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import itertools
 
-from subtok.float32 import UNIT_ROUNDOFF, f32, float32_cell
+from subtok.float32 import UNIT_ROUNDOFF, f32, float32_cell, offset_bound
 from subtok.vocab import PieceType, Vocabulary
 from subtok.models.base import Model, WordEncoding
 from subtok.models.unigram.lattice import RESET_THRESHOLD, encode_optimized, passes_reset
@@ -318,19 +318,24 @@ class UnigramModel(Model):
         calm_up_to = self._reset_room(max(map(len, words), default=0))
         rounded = float32_cell()
         while i < count:
-            if least_robust[i] > 1.01 * (abs(acc) + magnitude_left[i]) + 1.0:
+            if least_robust[i] > offset_bound(abs(acc) + magnitude_left[i]):
                 break
             if passes_reset(acc):
                 acc = 0.0  # sentencepiece's reset, where a word starts (no piece crosses)
-            bound = abs(acc) + 1.0
-            if robustness[i] > bound and not self._may_reset(acc, words[i]):
-                # reach - 1 bounds |acc| where word j starts.
-                j, reach, rest_reused = i + 1, bound + 1.01 * magnitudes[i], False
-                while j < count and robustness[j] > reach and reach - 1.0 <= calm_up_to:
-                    if least_robust[j] > 1.01 * (reach - 1.0 + magnitude_left[j]) + 1.0:
+            # A word that starts ``spent`` magnitudes after this exact score
+            # is reused if its robustness passes exact + offset_bound(spent);
+            # that bound less 1 also bounds the |acc| the word starts from.
+            exact = abs(acc)
+            if robustness[i] > exact + offset_bound(0.0) and not self._may_reset(acc, words[i]):
+                j, spent, rest_reused = i + 1, magnitudes[i], False
+                while j < count:
+                    reach = exact + offset_bound(spent)
+                    if not (robustness[j] > reach and reach - 1.0 <= calm_up_to):
+                        break
+                    if least_robust[j] > offset_bound(reach - 1.0 + magnitude_left[j]):
                         rest_reused = True
                         break
-                    reach += 1.01 * magnitudes[j]
+                    spent += magnitudes[j]
                     j += 1
                 pieces = results.pieces(i, j)
                 out.extend(pieces)
@@ -341,11 +346,11 @@ class UnigramModel(Model):
                     acc = rounded[0]
                 i = j
                 continue
-            j = i
+            j, spent = i, 0.0
             while j + 1 < count:
-                bound += 1.01 * magnitudes[j]
+                spent += magnitudes[j]
                 j += 1
-                if robustness[j] > bound:
+                if robustness[j] > exact + offset_bound(spent):
                     break
             text = "".join(words[i:j + 1])
             path, acc = encode_optimized(self, text, acc)
@@ -365,7 +370,7 @@ class UnigramModel(Model):
         ``length`` characters surely stays within RESET_THRESHOLD: each
         position adds at most the largest |score| (with room for float32
         rounding)."""
-        return RESET_THRESHOLD - 1.0 - 1.01 * (length + 1) * self.max_abs_score
+        return RESET_THRESHOLD - offset_bound((length + 1) * self.max_abs_score)
 
     def _scores_by_id(self) -> list[float]:
         """The score Encode adds for each id of a cached path: its piece's,
@@ -414,12 +419,12 @@ def words_reusable(robustness: list[float], magnitudes: list[float]) -> bool:
     The offset before a word is bounded by the magnitudes of the words
     before it; the usual case is decided by one comparison.
     """
-    total = 1.01 * sum(magnitudes) + 1.0
+    total = offset_bound(sum(magnitudes))
     if min(robustness, default=total + 1.0) > total:
         return True
-    before = 1.0
+    before = 0.0
     for r, m in zip(robustness, magnitudes):
-        if r <= before:
+        if r <= offset_bound(before):
             return False
-        before += 1.01 * m
+        before += m
     return True
