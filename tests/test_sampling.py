@@ -25,7 +25,8 @@ import pytest
 from conftest import CORPORA_DIR, MODELS_DIR, needs_corpora, needs_data, run_subtok
 from subtok import EncodeError, SentencePieceProcessor
 from subtok.cli.batch import LineEncoder, SampleLineEncoder, map_lines
-from subtok.models.unigram.lattice import EOS, Lattice, choose_hypothesis, sample_encode_and_score
+from subtok.models.unigram.lattice import EOS, Lattice
+from subtok.models.unigram.sampling import choose_hypothesis, sample_encode_and_score
 
 pytestmark = [needs_data, needs_corpora]
 

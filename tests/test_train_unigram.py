@@ -91,7 +91,7 @@ def test_unigram_training_is_deterministic_across_threads(tmp_path, monkeypatch)
     # Small chunks and no size threshold: the workers really run, each on
     # many chunks (when the machine has more than one CPU).
     monkeypatch.setattr(unigram, "PARALLEL_MIN_CHARS", 0)
-    monkeypatch.setattr(unigram, "CHUNK_CHARS", 4000)
+    monkeypatch.setattr(unigram, "LATTICE_CHUNK_CHARS", 4000)
     monkeypatch.setattr(unigram, "SEED_PARTITION_SUFFIXES", 20000)
     source = CORPORA_DIR / "de.txt"
     outputs = []
@@ -240,6 +240,7 @@ def _log_space_expected(text: str, model, weight: float) -> tuple[dict[int, floa
 
 def test_forward_backward_rescales_long_units():
     from subtok.models.unigram import trainer as unigram
+    from subtok.models.unigram.lattice import populate_marginal, populate_nodes
     text = ("\u2581" + "abcab" * 7 + "c") * 120  # 4440 characters, Z far below 1e-308
     pieces = [("a", -9.0), ("b", -9.5), ("c", -10.0), ("\u2581", -8.0), ("ab", -7.0),
               ("bc", -12.0), ("abc", -6.5), ("ca", -11.0), ("\u2581ab", -8.5)]
@@ -248,9 +249,9 @@ def test_forward_backward_rescales_long_units():
     got = [0.0] * (len(pieces) + 2)
     loglik = 0.0
     for unit, weight in ((text, 3), ("cab\u2581x", 2)):
-        nodes = unigram._unit_nodes(unit, model.table.get)
-        loglik += weight * unigram._unit_expected(nodes, len(unit), weight, probs, got,
-                                                  model.max_length)
+        nodes = populate_nodes(unit, model.table.get)
+        loglik += weight * populate_marginal(nodes, len(unit), weight, probs, got,
+                                             model.max_length)
     got[0] += got[-1]  # unknown nodes count for piece 0
     want, z = _log_space_expected(text, model, 3)
     want_short, z_short = _log_space_expected("cab\u2581x", model, 2)
@@ -284,12 +285,13 @@ def test_m_step_and_digamma():
 
 
 def test_finalize_adds_every_character_and_sorts():
+    from subtok.float32 import f32
     from subtok.models.unigram import trainer as unigram
     pieces = [("ab", -1.0), ("a", -2.0), ("abc", -2.0), ("bc", -5.0)]
     alphabet = {"a": 10, "b": 7, "c": 7}
     out = unigram.finalize(pieces, alphabet, 5)
     assert [p for p, _ in out] == ["ab", "a", "abc", "c", "b"]
-    assert dict(out)["b"] == -5.0 and dict(out)["c"] == unigram.f32(-5.0 + unigram.f32(0.0001))
+    assert dict(out)["b"] == -5.0 and dict(out)["c"] == f32(-5.0 + f32(0.0001))
 
 
 def test_collect_units_matches_words_with_counts():
@@ -326,7 +328,7 @@ def test_cached_lattices_match_fresh_ones(monkeypatch, workers):
     from subtok.training.spec import TrainerOptions
     from subtok.training.validity import PieceValidator
     monkeypatch.setattr(unigram, "PARALLEL_MIN_CHARS", 0)
-    monkeypatch.setattr(unigram, "CHUNK_CHARS", 3000)
+    monkeypatch.setattr(unigram, "LATTICE_CHUNK_CHARS", 3000)
     lines = (CORPORA_DIR / "botchan.txt").read_text(encoding="utf-8").split("\n")[:400]
     options = TrainerOptions.from_kwargs(model_type="unigram", vocab_size=8000)
     corpus = load_corpus(options, lines=lines)

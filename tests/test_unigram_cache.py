@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from conftest import CORPORA_DIR, MODELS_DIR, corpus_paths, needs_corpora, needs_data
 from subtok import SentencePieceProcessor
+from subtok.models.unigram.lattice import encode_optimized
 from test_tiny_models import META, N, S, lines_of, make
 
 
@@ -40,7 +41,7 @@ def test_cached_encoding_equals_whole_sentence_viterbi_and_oracle(spm, name):
     for text in _longest_lines(12) + TIE_PRONE:
         normalized = mine.normalizer.normalize(text)
         cached = model.encode(normalized)
-        path_nodes, _ = model.viterbi(normalized)
+        path_nodes, _ = encode_optimized(model, normalized)
         plain = [(normalized[b:b + n], i) for b, n, i, _ in path_nodes]
         assert cached == plain
         assert mine.encode(text) == ref.encode(text)
@@ -371,7 +372,7 @@ def test_long_line_through_several_resets_matches_sentencepiece(spm):
     ref = spm.SentencePieceProcessor(model_file=path)
     line = _joined_corpus_line(250, 25)
     normalized = mine.normalizer.normalize(line)
-    nodes, _ = mine.model.viterbi(normalized)
+    nodes, _ = encode_optimized(mine.model, normalized)
     whole = mine.postprocessor.process([(normalized[b:b + n], i) for b, n, i, _ in nodes])
     cached = mine.encode(line)
     assert cached == [i for _, i in whole]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from subtok.normalizers.sentencepiece import SPACE_SYMBOL
+from subtok.symbols import SPACE_SYMBOL
 from subtok.vocab import PieceType, Vocabulary
 
 _ESCAPED_BYTE = re.compile("[\udc80-\udcff]")

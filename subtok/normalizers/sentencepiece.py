@@ -32,8 +32,8 @@ import re
 from collections.abc import Iterable, Iterator
 
 from subtok.normalizers.charsmap import CharsMap, DictRules, load_rules
+from subtok.symbols import SPACE_SYMBOL  # "▁", SentencePiece's escaped space (re-exported)
 
-SPACE_SYMBOL = "\u2581"  # "▁", SentencePiece's escaped space
 _SPACE_RUN = re.compile(" {2,}")
 
 

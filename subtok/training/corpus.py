@@ -50,14 +50,13 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 
 from subtok.errors import TrainerError
-from subtok.models.unigram.model import f32
+from subtok.float32 import f32
 from subtok.normalizers.sentencepiece import Normalizer
+from subtok.symbols import BOUNDARY, UNK_CHAR
+from subtok.symbols import SPACE_SYMBOL as SPACE
 from subtok.vocab import PieceType, byte_piece
 from subtok.training.spec import TrainerOptions
 
-SPACE = "\u2581"
-UNK_CHAR = "\u2585"
-BOUNDARY = "\t"
 _UNK_BYTES = UNK_CHAR.encode("utf-8")
 
 
@@ -840,4 +839,4 @@ def words_with_counts(corpus: Corpus, options: TrainerOptions) -> list[tuple[str
 
 __all__ = ["Corpus", "Progress", "load_corpus", "build_meta", "read_sentences", "select",
            "normalize_pass", "training_units", "mask_units", "compute_alphabet", "split_into_words", "count_words",
-           "words_with_counts", "make_normalizer", "MT19937", "f32", "SPACE", "UNK_CHAR"]
+           "words_with_counts", "make_normalizer", "MT19937"]

@@ -27,10 +27,8 @@ from __future__ import annotations
 
 import regex
 
+from subtok.symbols import SPACE_SYMBOL, UNK_CHAR
 from subtok.training.spec import TrainerOptions
-
-SPACE = "\u2581"
-UNK_CHAR = "\u2585"
 
 #: Every script of Unicode 9.0 (sentencepiece's unicode_script_map.h).
 UNICODE_9_SCRIPTS = (
@@ -98,13 +96,13 @@ class PieceValidator:
         n = len(piece)
         if n == 0 or n > self.max_length:
             return False
-        all_ws = self.allow_ws_only and piece.count(SPACE) == n
+        all_ws = self.allow_ws_only and piece.count(SPACE_SYMBOL) == n
         prev = ANY
         last = n - 1
         for pos, char in enumerate(piece):
             if char in _FORBIDDEN or "\ud800" <= char <= "\udfff":
                 return False
-            if char == SPACE:
+            if char == SPACE_SYMBOL:
                 if all_ws:
                     continue
                 if self.suffix:
@@ -137,4 +135,4 @@ class PieceValidator:
     __call__ = is_valid
 
 
-__all__ = ["PieceValidator", "script_of", "is_digit", "SPACE", "UNK_CHAR"]
+__all__ = ["PieceValidator", "script_of", "is_digit"]

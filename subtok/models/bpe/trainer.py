@@ -46,7 +46,8 @@ from __future__ import annotations
 import heapq
 import itertools
 
-from subtok.training.corpus import Corpus, Progress, UNK_CHAR, sorted_items
+from subtok.symbols import UNK_CHAR
+from subtok.training.corpus import Corpus, Progress, sorted_items
 from subtok.training.spec import TrainerOptions
 from subtok.training.validity import PieceValidator
 

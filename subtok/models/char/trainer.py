@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 
-from subtok.training.corpus import Corpus, Progress, f32, sorted_items
+from subtok.float32 import f32
+from subtok.training.corpus import Corpus, Progress, sorted_items
 from subtok.training.spec import TrainerOptions
 
 

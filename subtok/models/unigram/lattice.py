@@ -1,34 +1,55 @@
-"""Subword regularization: sampling and n-best over the unigram lattice.
+"""The unigram lattice: every algorithm over it, in one place.
 
 A unigram model scores a segmentation by the sum of its piece scores (log
-probabilities). Besides the single best path (Viterbi) sentencepiece offers
+probabilities); the lattice of a text holds every piece that can start at
+each position. sentencepiece runs several algorithms over it, and so do we,
+each reproducing one sentencepiece function:
 
-* **n-best**: the ``n`` highest-scoring segmentations, best first, found by
-  an exact "forward-DP, backward-A*" search (:meth:`Lattice.nbest`);
-* **sampling** from ``p(path) ∝ exp(θ · score(path))`` (θ = ``alpha``, an
-  inverse temperature) by forward-filtering / backward-sampling over the
-  whole lattice (:meth:`Lattice.sample`), or among the n-best only
-  (:func:`choose_hypothesis`);
-* **sampling without replacement** with the Gumbel-top-k trick and an
-  estimate of each sample's inclusion probability
-  (:func:`sample_encode_and_score`), and the **entropy** of ``p``
-  (:meth:`Lattice.entropy`).
+* :func:`encode_optimized` — ``UnigramModel::EncodeOptimized``, the best
+  path as ``Encode`` finds it: one best value per *position*, float32 sums,
+  and 0.2.3's shift of the sums back to 0 past :data:`RESET_THRESHOLD`.
+  The encoder runs it where its word cache cannot be trusted (see
+  :meth:`~subtok.models.unigram.model.UnigramModel.context_head`); the
+  tests hold the cached fast path against it.
+* :class:`Lattice` — sentencepiece's ``Lattice`` with its nodes:
+  ``Viterbi`` (one best predecessor per *node*, float32), the forward
+  algorithm, forward-filtering / backward-sampling, ``NBest`` (with the
+  Gumbel-top-k variant) and ``CalculateEntropy``. The n-best, sampling and
+  entropy APIs use it.
+* The trainer's lattices (:func:`populate_nodes`, :class:`UnitLattices`,
+  :func:`populate_marginal`, :func:`unit_viterbi`) — what
+  ``UnigramModel::PopulateNodes``, ``Lattice::PopulateMarginal`` and
+  ``Lattice::Viterbi`` do for the E-step and the prune, as compact node
+  lists ``(begin, end, piece index)`` in doubles.
 
-BPE-dropout lives in :meth:`subtok.models.bpe.model.BPEModel.merge`; this module
-only covers the lattice.
+Why more than one best-path algorithm. ``EncodeOptimized`` and
+``Lattice::Viterbi`` agree except where float32 rounding makes two
+candidates tie: the first keeps one value per end position (the first
+strictly larger offer wins), the second lets every node pick its own
+predecessor among the rounded sums; sentencepiece's ``Encode`` uses the
+first and its n-best search the second, and both results are compared with
+sentencepiece bit for bit. The trainer's :func:`unit_viterbi` follows
+``Lattice::Viterbi``'s tie rule but sums in doubles, like the rest of the
+trainer's E-step (see :mod:`subtok.models.unigram.trainer`), over node
+lists built once per unit and renumbered between EM steps: the prune runs
+it over every distinct word of the corpus, where a :class:`Lattice` per
+unit would be rebuilt at every step. Making it round like
+``Lattice::Viterbi`` (float32, a predecessor per node) would follow
+sentencepiece more closely in near-ties, but it changes what the trainer
+computes, so it is a decision of its own rather than part of sharing code.
+
+The cached encoder of :mod:`subtok.models.unigram.model` (``_forward`` /
+``_best_path``) is not here: it is the fast path, a doubles Viterbi from
+score 0 with the margins that tell when its result equals
+:func:`encode_optimized`'s.
 
 Numbers follow sentencepiece: wherever its C++ keeps a ``float`` (node
 scores, Viterbi accumulators, forward log-weights, hypothesis scores,
-entropies) we round to float32 with :func:`f32`, because n-best order and
-ties depend on that rounding; probabilities used only to draw a sample are
-computed in doubles (the draw is random anyway). The n-best search also
+entropies) we round to float32 (:mod:`subtok.float32`), because n-best order
+and ties depend on that rounding; probabilities used only to draw a sample
+are computed in doubles (the draw is random anyway). The n-best search also
 reproduces the order in which libstdc++'s ``std::priority_queue`` pops
 hypotheses of equal score (see :class:`_StdHeap`).
-
-Randomness always comes from a ``random.Random`` passed in by the caller, so
-that callers decide about seeding (the CLI seeds one generator per input
-line, which keeps ``--random_seed`` reproducible with any number of worker
-processes).
 """
 
 from __future__ import annotations
@@ -36,14 +57,14 @@ from __future__ import annotations
 import bisect
 import math
 import random
+from array import array
+from itertools import accumulate, compress
 
-from subtok.models.unigram.model import FLOAT32, f32
+from subtok.float32 import f32, float32_cell
 from subtok.vocab import PieceType
 
 #: Node indices of the begin- and end-of-sentence nodes of every lattice.
 BOS, EOS = 0, 1
-#: sentencepiece's ``kMaxNBestSize``: larger n-best / sampling sizes fail.
-MAX_NBEST_SIZE = 512
 #: Memory guards of sentencepiece 0.2.3's n-best search (see Lattice.nbest).
 _MAX_AGENDA = 10000
 _MIN_AGENDA = 512
@@ -53,29 +74,74 @@ _MAX_SHRINKS = 10
 #: ``LogSumExp`` ignores the smaller term when it is this much smaller.
 _LOG_EPSILON = 50.0
 
-
-#: 0.2.3's Python ``encode(enable_sampling=True)`` rejects these arguments.
-SAMPLING_ARGS_MESSAGE = (
-    'When enable_sampling is True, We must specify "nbest_size > 1" or "nbest_size = -1", '
-    'and "alpha". "nbest_size" is enabled only on unigram mode ignored in BPE-dropout. '
-    'when "nbest_size = -1" , this method samples from all candidates on the lattice '
-    'instead of nbest segmentations.')
+#: Sentencepiece 0.2.3's Encode shifts its accumulated scores back to 0
+#: where one passes this magnitude (``UnigramModel::EncodeOptimized``).
+RESET_THRESHOLD = 100000.0
 
 
-def new_rng(seed: int | None = None) -> random.Random:
-    """A generator seeded with ``seed``, or from fresh OS entropy if None."""
-    return random.Random(seed)
+def passes_reset(score: float) -> bool:
+    """True where sentencepiece shifts ``score`` (and what follows) to 0."""
+    return not -RESET_THRESHOLD <= score <= RESET_THRESHOLD
 
 
-def line_rng(seed: int, line_number: int) -> random.Random:
-    """The generator for one input line under ``--random_seed``.
+# ----------------------------------------------------------------------------
+# Encode's best path
 
-    Seeding from (seed, line number) rather than sharing one stream makes a
-    line's sample independent of which worker process encodes it and of
-    the lines before it. The combination is arithmetic, not ``hash()``,
-    which is salted per process for strings.
+
+def encode_optimized(model, text: str, start: float = 0.0) -> tuple[list[tuple[int, int, int, float]], float]:
+    """Exact float32 best path over ``text`` from accumulated score ``start``,
+    as ``UnigramModel::EncodeOptimized`` finds it.
+
+    ``model`` gives the nodes (its ``nodes_at``). Returns (path, final
+    accumulated score); the path is a list of (begin, length, id, score).
+
+    One best value per end position; every piece starting at ``i`` offers
+    ``float32(best[i] + score)`` to the position where it ends, and an
+    offer replaces the value there only if strictly larger, so among equal
+    float32 sums the first offered wins (the earliest start, i.e. the
+    longest piece). Where ``best[i]`` passes RESET_THRESHOLD, it is first
+    subtracted (in float32) from ``best[i]`` and from every value already
+    offered at or after ``i``, as sentencepiece 0.2.3 does. The final score
+    returned carries the shifts made inside ``text``; one due where it ends
+    is made where the next text starts (here too, at position 0). ``start``
+    is the score sentencepiece has where ``text`` begins, its earlier
+    shifts made.
     """
-    return random.Random(seed * 1_000_003 + line_number)
+    n = len(text)
+    rounded = float32_cell()
+    best = [start] + [0.0] * n
+    back: list = [None] * (n + 1)  # (begin, length, id, score) of the best node ending here
+    nodes_at = model.nodes_at
+    frontier = 0  # the farthest position offered to so far
+    for i in range(n):
+        acc = best[i]
+        if passes_reset(acc):
+            for j in range(i, frontier + 1):
+                if j == i or back[j] is not None:
+                    rounded[0] = best[j] - acc
+                    best[j] = rounded[0]
+            acc = 0.0
+        for length, piece_id, score in nodes_at(text, i):
+            end = i + length
+            if end > frontier:
+                frontier = end
+            rounded[0] = acc + score
+            value = rounded[0]
+            if back[end] is None or value > best[end]:
+                best[end] = value
+                back[end] = (i, length, piece_id, score)
+    path = []
+    end = n
+    while end:
+        node = back[end]
+        path.append(node)
+        end = node[0]
+    path.reverse()
+    return path, best[n]
+
+
+# ----------------------------------------------------------------------------
+# The Lattice: sentencepiece's nodes and the algorithms over them
 
 
 def log_sum_exp(x: float, y: float) -> float:
@@ -100,33 +166,6 @@ def gumbel(rng: random.Random) -> float:
     """
     u = min(rng.random() + 1e-7, 1.0 - 2.0 ** -53)
     return -math.log(-math.log(u))
-
-
-def inclusion_log_prob(x: float) -> float:
-    """``log(1 - exp(-exp(x)))``: log P(a path is among the k Gumbel-top samples).
-
-    ``x`` is the path's log-probability minus the (k+1)-th perturbed score
-    κ; a Gumbel-perturbed log-probability exceeds κ with probability
-    ``1 - exp(-exp(x))``. For very negative ``x`` the direct formula loses
-    all precision, so a Taylor series of ``log(1 - exp(-e^x))`` in ``e^x``
-    is used there (as sentencepiece does).
-    """
-    if x <= -10.0:
-        e = math.exp(x)
-        return x - e / 2.0 + e * e / 24.0 - e ** 4 / 2880.0
-    return math.log(-math.expm1(-math.exp(min(x, 700.0))))
-
-
-def _draw(weights: list[float], rng: random.Random) -> int:
-    """Index drawn with probability proportional to ``weights``."""
-    cumulative = []
-    total = 0.0
-    for w in weights:
-        total += w
-        cumulative.append(total)
-    k = bisect.bisect_right(cumulative, rng.random() * total)
-    return min(k, len(weights) - 1)
-
 
 
 def _sift_up(heap: list, hole: int, item: tuple) -> None:
@@ -195,7 +234,7 @@ def user_defined_score(length: int) -> float:
 
     sentencepiece 0.2.3 scores user-defined pieces ``0.1 · length − 0.1``
     whatever the model's scores; its Viterbi ``Encode`` counts the length
-    in UTF-8 bytes (see models/unigram.py) but the lattice that n-best and
+    in UTF-8 bytes (see :class:`~subtok.models.unigram.model.UnigramModel`) but the lattice that n-best and
     sampling use counts characters (checked against 0.2.3's n-best scores,
     e.g. "▁xxbos" scores 0.5 there and "▁▁" 0.1). Computed as 0.2.3 does:
     ``0.1 * (length - 1)`` in doubles, rounded to float.
@@ -224,19 +263,26 @@ def exact_choice(left: list[int], accs: list[float], score: float) -> tuple[int,
     """Float32 argmax of ``acc + score`` over ``left``; the first wins ties."""
     best_node, best = -1, 0.0
     for node in left:
-        total = FLOAT32.unpack(FLOAT32.pack(accs[node] + score))[0]
+        total = f32(accs[node] + score)
         if best_node < 0 or total > best:
             best, best_node = total, node
     return best_node, best
 
 
 class Lattice:
-    """All pieces that can start at each position of a normalized string.
+    """sentencepiece's ``Lattice``, as ``UnigramModel::PopulateNodes`` fills
+    it: all pieces that can start at each position of a normalized string.
 
     Node 0 is BOS (ends at position 0), node 1 is EOS (starts at ``len``);
     the others come from ``model.nodes_at`` position by position, so
     ``ends[p]`` lists the nodes ending at ``p`` by ascending start (longest
     first) — the order sentencepiece iterates, which decides ties.
+
+    Its algorithms are sentencepiece's, in its float32: ``Viterbi``
+    (:meth:`viterbi`), ``ForwardAlgorithm`` (:meth:`alpha`), ``Sample``
+    (:meth:`sample`), ``CalculateEntropy`` (:meth:`entropy`) and ``NBest``
+    (:meth:`nbest`). The n-best, sampling and entropy APIs use it; plain
+    encoding does not (see the module docstring).
     """
 
     def __init__(self, model, text: str) -> None:
@@ -283,9 +329,13 @@ class Lattice:
         scores = self.scores
         return sum(f32(theta * scores[i]) for i in path)
 
+    def log_z(self, theta: float) -> float:
+        """``log Σ_paths exp(θ·score)``: the forward weight of EOS."""
+        return self.alpha(theta)[EOS]
+
     # -- Viterbi ----------------------------------------------------------
     def viterbi(self) -> list[int]:
-        """Best path, with sentencepiece's float32 sums and tie rule.
+        """Best path, as ``Lattice::Viterbi``: float32 sums, per-node choice.
 
         Every node starting at ``p`` chooses among the same predecessors
         ``ends[p]``, maximizing ``float32(acc + score)``; the first wins a
@@ -301,7 +351,7 @@ class Lattice:
         acc = [0.0] * size
         prev = [-1] * size
         scores, ends = self.scores, self.ends
-        unpack, pack = FLOAT32.unpack, FLOAT32.pack
+        rounded = float32_cell()
         for pos, right in enumerate(self.starts):
             if not right:
                 continue
@@ -312,7 +362,8 @@ class Lattice:
             for r in right:
                 score = scores[r]
                 if not close:
-                    acc[r] = unpack(pack(best + score))[0]
+                    rounded[0] = best + score
+                    acc[r] = rounded[0]
                     prev[r] = best_node
                     continue
                 prev[r], acc[r] = exact_choice(left, acc, score)
@@ -468,7 +519,6 @@ class Lattice:
             acc = self._acc
             agenda.push((acc[EOS], EOS, 0.0, None))
         results: list[tuple[list[int], float]] = []
-        unpack, pack = FLOAT32.unpack, FLOAT32.pack
         keep = min(_MIN_AGENDA, 10 * size)
         created = total = 1          # hypotheses since the last shrink / ever
         created_limit = _MAX_HYPOTHESES
@@ -496,8 +546,7 @@ class Lattice:
                     agenda.push((f32(_conditioned(fx, g, highest)), l, p, top))
             else:
                 for l in left:
-                    agenda.push((unpack(pack(acc[l] + gx))[0], l,
-                                 unpack(pack(scores[l] + gx))[0], top))
+                    agenda.push((f32(acc[l] + gx), l, f32(scores[l] + gx), top))
             created += len(left)
             total += len(left)
             if total >= _MAX_ALLOCATED or created >= _MAX_ALLOCATED:
@@ -541,61 +590,214 @@ def _conditioned(parent: float, g: float, highest: float) -> float:
     return parent - max(v, 0.0) - math.log1p(math.exp(-abs(v)))
 
 
-def choose_hypothesis(hypotheses: list[tuple[list[int], float]], alpha: float,
-                      rng: random.Random) -> list[int]:
-    """Pick one n-best path with probability ∝ ``exp(alpha · score)``.
+# ----------------------------------------------------------------------------
+# The trainer's lattices: compact node lists, in doubles
 
-    This is what sentencepiece does for ``SampleEncode`` with
-    ``nbest_size > 1``: sampling restricted to the n best segmentations,
-    normalized by a log-sum-exp in doubles.
+# Node piece ids in the trainer's lattices besides real indices: an unknown
+# node (no one-character piece at its position; counts for piece 0, as
+# sentencepiece's training model leaves unk_id at 0) and a node whose piece
+# was removed since the lattice was built (probability 0). Both index the
+# per-step value lists from the end.
+UNKNOWN = -1
+DROPPED = -2
+
+#: Linear-space forward/backward: positions whose probability falls below
+#: this are rescaled (with the others the remaining nodes can reach) by a
+#: power of two, which is exact.
+_TINY = 2.0 ** -400
+_LN2 = math.log(2.0)
+
+
+def populate_nodes(text: str, get) -> list[tuple[int, int, int]]:
+    """The trainer's ``PopulateNodes``: the lattice of ``text`` as nodes
+    (begin, end, piece index), by begin, then length.
+
+    ``get`` is the ``get`` of the trainer's
+    :func:`~subtok.models.unigram.trie.index_table` (pieces and their
+    prefixes); a scan from one position stops at the first string no piece
+    starts with. Where no one-character piece starts, an :data:`UNKNOWN`
+    node comes first.
     """
-    logs = [alpha * score for _, score in hypotheses]
-    top = max(logs)
-    k = _draw([math.exp(x - top) for x in logs], rng)
-    return hypotheses[k][0]
+    nodes = []
+    append = nodes.append
+    n = len(text)
+    for i in range(n):
+        k = get(text[i])
+        if k is None or k < 0:
+            append((i, i + 1, UNKNOWN))
+            if k is None:
+                continue
+        else:
+            append((i, i + 1, k))
+        for j in range(i + 2, n + 1):  # (stops at the first non-prefix)
+            k = get(text[i:j])
+            if k is None:
+                break
+            if k >= 0:
+                append((i, j, k))
+    return nodes
 
 
-def sample_encode_and_score(lattice: Lattice, num_samples: int, theta: float, wor: bool,
-                            include_best: bool, rng: random.Random) -> list[tuple[list[int], float]]:
-    """Paths with scores, as sentencepiece's ``SampleEncodeAndScore``.
+class UnitLattices:
+    """The lattices of units ``lo..hi-1``, kept between EM steps as flat arrays.
 
-    * ``wor=False``: ``num_samples`` independent draws (with replacement);
-      each score is the path's log-probability ``θ·score − log Z``.
-    * ``wor=True``: ``num_samples`` distinct paths by Gumbel-top-k. The
-      search returns ``num_samples + 1`` paths; the last one's perturbed
-      score κ is the threshold, and each kept path's score is its log
-      inclusion probability ``log P(G > κ)`` — which makes
-      ``Σ f(path) · p(path) / P(incl)`` an unbiased estimate of ``E[f]``
-      (priority sampling). Like sentencepiece, when the lattice has no more
-      than ``num_samples`` paths the last one still serves as κ and is
-      dropped.
-    * ``include_best`` (only with ``wor``): the Viterbi path comes first,
-      with score 0 (it is always included), and is removed from the sample,
-      or the sample's last path is dropped if it was not there.
+    Pieces only ever disappear during training, so a lattice never gains a
+    node: it is built once from the seed pieces (``table``, their
+    :func:`~subtok.models.unigram.trie.index_table`), then every step
+    renumbers the piece ids (:meth:`renumber`). A removed one-character
+    piece turns into an unknown node (exactly what the lattice would then
+    hold), any other removed piece into a dropped node (probability 0,
+    score -inf); dropped nodes are swept out when they become many.
     """
-    if include_best and not wor:
-        raise ValueError("include_best is only supported with wor=True.")
-    log_z = lattice.alpha(theta)[EOS]
-    if not wor:
-        out = []
-        for _ in range(num_samples):
-            path = lattice.sample(theta, rng)
-            out.append((path, lattice.path_score(path, theta) - log_z))
-        return out
-    results: list[tuple[list[int], float]] = []
-    drawn = lattice.nbest(num_samples + 1, sample=True, theta=theta, rng=rng)
-    if include_best:
-        best = lattice.viterbi()
-        results.append((best, 0.0))
-        paths = [path for path, _ in drawn]
-        if best in paths:
-            del drawn[paths.index(best)]
-        elif drawn:
-            drawn.pop()
-    if not drawn:
-        return results
-    kappa = drawn.pop()[1]
-    for path, _ in drawn:
-        x = lattice.path_score(path, theta) - log_z - kappa
-        results.append((path, inclusion_log_prob(x)))
-    return results
+
+    def __init__(self, units, lo: int, hi: int, table: dict[str, int]) -> None:
+        get = table.get
+        longest = max((len(text) for text, _ in units[lo:hi]), default=0)
+        code = "H" if longest < 0xFFFF else "I"
+        self.lo, self.hi = lo, hi
+        self.begins, self.ends, self.ids = array(code), array(code), array("i")
+        self.offsets = array("q", [0])
+        for u in range(lo, hi):
+            nodes = populate_nodes(units[u][0], get)
+            if nodes:
+                begins, ends, ids = zip(*nodes)
+                self.begins.extend(begins)
+                self.ends.extend(ends)
+                self.ids.extend(ids)
+            self.offsets.append(len(self.ids))
+
+    def nodes(self, u: int) -> list[tuple[int, int, int]]:
+        s, t = self.offsets[u - self.lo], self.offsets[u - self.lo + 1]
+        return list(zip(self.begins[s:t], self.ends[s:t], self.ids[s:t]))
+
+    def renumber(self, mapping: list[int]) -> None:
+        """Apply ``mapping``: old id -> new id, UNKNOWN or DROPPED (which map to themselves)."""
+        self.ids = array("i", map(mapping.__getitem__, self.ids))
+        if self.ids.count(DROPPED) * 4 > len(self.ids):
+            keep = [k != DROPPED for k in self.ids]
+            code = self.begins.typecode
+            self.begins = array(code, compress(self.begins, keep))
+            self.ends = array(code, compress(self.ends, keep))
+            self.ids = array("i", compress(self.ids, keep))
+            offsets = self.offsets
+            counts = [keep[offsets[u]:offsets[u + 1]].count(True) for u in range(len(offsets) - 1)]
+            self.offsets = array("q", [0])
+            self.offsets.extend(accumulate(counts))
+
+
+def populate_marginal(nodes, n: int, weight: int, probs, expected, max_length: int) -> float:
+    """``Lattice::PopulateMarginal``: add ``weight`` x the marginal of every
+    node to ``expected`` (indexed by piece; UNKNOWN and DROPPED from the
+    end); return log Z.
+
+    Forward and backward run on probabilities in doubles, not on float32
+    logs (the trainer's arithmetic, see :mod:`subtok.models.unigram.trainer`):
+    ``alpha[j]`` gets the contributions of the nodes ending at j, pushed in
+    begin order; the backward pass walks the nodes in reverse, so
+    ``beta[j]`` is final when a node ending at j is met, and adds the
+    node's marginal at once. A unit whose probability underflows is redone
+    with rescaling.
+    """
+    alpha = [0.0] * (n + 1)
+    alpha[0] = 1.0
+    for i, j, k in nodes:
+        alpha[j] += alpha[i] * probs[k]
+    z = alpha[n]
+    if not z >= _TINY:
+        return _populate_marginal_rescaled(nodes, n, weight, probs, expected, max_length)
+    scale = weight / z
+    alpha = [a * scale for a in alpha]
+    beta = [0.0] * (n + 1)
+    beta[n] = 1.0
+    for i, j, k in reversed(nodes):
+        x = probs[k] * beta[j]
+        beta[i] += x
+        expected[k] += alpha[i] * x
+    return math.log(z)
+
+
+def _rescale(values: list, lo: int, hi: int) -> int:
+    """Multiply ``values[lo..hi]`` by the power of two that brings their max near 1."""
+    top = max(values[lo:hi + 1])
+    if top <= 0.0:
+        return 0
+    e = -math.frexp(top)[1]
+    ldexp = math.ldexp
+    for j in range(lo, hi + 1):
+        values[j] = ldexp(values[j], e)
+    return e
+
+
+def _populate_marginal_rescaled(nodes, n, weight, probs, expected, max_length) -> float:
+    """:func:`populate_marginal` for units whose probabilities underflow doubles.
+
+    When the prefix probability of a position falls below ``_TINY``, it and
+    every later position the remaining nodes can reach (``max_length``
+    ahead) are multiplied by one power of two, which is exact; the true
+    ``alpha[i]`` is ``alpha[i] * 2**-shifts[i]``. The backward pass does the
+    same with one running exponent, and every marginal is corrected by the
+    difference of exponents.
+    """
+    alpha = [0.0] * (n + 1)
+    alpha[0] = 1.0
+    shifts = [0] * (n + 1)
+    shift = 0
+    current = -1
+    for i, j, k in nodes:
+        if i != current:  # position i is final: every node ending there was seen
+            current = i
+            if alpha[i] < _TINY:
+                shift += _rescale(alpha, i, min(n, i + max_length))
+            shifts[i] = shift
+        alpha[j] += alpha[i] * probs[k]
+    if alpha[n] < _TINY:
+        shift += _rescale(alpha, n, n)
+    shifts[n] = shift
+    z = alpha[n]
+    scale = weight / z
+    beta = [0.0] * (n + 1)
+    beta[n] = 1.0
+    bshift = 0
+    current = n
+    ldexp = math.ldexp
+    for i, j, k in reversed(nodes):
+        if i != current:
+            if beta[current] < _TINY:
+                bshift += _rescale(beta, current, min(n, current + max_length))
+            current = i
+        x = probs[k] * beta[j]
+        beta[i] += x
+        expected[k] += ldexp(alpha[i] * x * scale, shift - shifts[i] - bshift)
+    return math.log(z) - shift * _LN2
+
+
+def unit_viterbi(nodes, n: int, scores) -> tuple[list[int], float]:
+    """``Lattice::Viterbi`` as the trainer runs it: the piece ids of the
+    best path over ``nodes`` (last piece first) and its score.
+
+    ``scores`` is indexed by piece (UNKNOWN and DROPPED from the end).
+    Sums are doubles (see the module docstring); of equal sums the earliest
+    begin (the longest node) wins, sentencepiece's tie rule, because nodes
+    are offered in begin order and only a strictly larger sum replaces.
+    """
+    best = [-math.inf] * (n + 1)
+    best[0] = 0.0
+    back = [None] * (n + 1)
+    for node in nodes:
+        i, j, k = node
+        v = best[i] + scores[k]
+        if v > best[j]:
+            best[j] = v
+            back[j] = node
+    path = []
+    j = n
+    while j > 0:
+        i, j, k = back[j]
+        path.append(k)
+        j = i
+    return path, best[n]
+
+
+__all__ = ["BOS", "EOS", "RESET_THRESHOLD", "UNKNOWN", "DROPPED", "Lattice", "UnitLattices",
+           "encode_optimized", "passes_reset", "populate_marginal", "populate_nodes",
+           "unit_viterbi", "log_sum_exp", "gumbel", "user_defined_score"]

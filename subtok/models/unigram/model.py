@@ -1,4 +1,14 @@
-"""Unigram language model segmentation (Viterbi over a lattice).
+"""Unigram language model segmentation: the encoder's fast path.
+
+The reference algorithms over the lattice (sentencepiece's
+``EncodeOptimized`` as :func:`~subtok.models.unigram.lattice.encode_optimized`,
+and the ``Lattice`` with its Viterbi, n-best and sampling) live in
+:mod:`subtok.models.unigram.lattice`, the piece table in
+:mod:`subtok.models.unigram.trie`. This module is the word-cached encoder
+beside them: a doubles Viterbi per distinct word (:meth:`UnigramModel.
+_forward`), kept with the margins that tell when a cached word equals what
+``encode_optimized`` would find in context, and the exact in-context
+computation where it might not (:meth:`UnigramModel.context_head`).
 
 The lattice has one position per character of the normalized text. At each
 position every vocabulary piece of the normal map that starts there becomes
@@ -7,10 +17,9 @@ starts there, an unknown node of one character is added with score
 ``min(NORMAL scores) - 10``. USER_DEFINED nodes score ``0.1 * bytes - 0.1``
 (what sentencepiece 0.2.3 does, whatever the other scores are).
 
-Viterbi is computed the way sentencepiece does it, in float32: each node
-picks, among the nodes ending where it begins (in insertion order, i.e. the
-longest first), the one maximizing ``float32(acc + score)``; the first wins
-a tie. Summing in doubles instead changes the result on near-ties.
+Sentencepiece's ``Encode`` sums in float32: each position keeps the best
+``float32(acc + score)`` offered to it, the first offer (the longest piece)
+winning a tie. Summing in doubles instead changes the result on near-ties.
 
 Caching per word is therefore subtle: a word's decisions computed alone
 (starting from accumulated score 0) may differ from the same word computed
@@ -28,58 +37,20 @@ position whose best value passes +-100000 (RESET_THRESHOLD), that value is
 subtracted from every value it has at or after the position, exactly (the
 float32 values are that close), and the sums go on from 0 with finer
 rounding. This only shrinks the offsets the cache's bounds allow for, but
-the exact recomputation follows it (see :meth:`UnigramModel.viterbi`).
+the exact recomputation follows it (see
+:func:`~subtok.models.unigram.lattice.encode_optimized`).
 """
 
 from __future__ import annotations
 
-import array
 import itertools
-import struct
 
+from subtok.float32 import UNIT_ROUNDOFF, f32, float32_cell, offset_bound
 from subtok.vocab import PieceType, Vocabulary
 from subtok.models.base import Model, WordEncoding
-
-#: float32 as bytes: pack then unpack rounds a Python float to float32.
-FLOAT32 = struct.Struct("<f")
-
-#: Sentencepiece 0.2.3's Encode shifts its accumulated scores back to 0
-#: where one passes this magnitude (EncodeOptimized in unigram_model.cc).
-RESET_THRESHOLD = 100000.0
-
-
-def _passes_reset(score: float) -> bool:
-    """True where sentencepiece shifts ``score`` (and what follows) to 0."""
-    return not -RESET_THRESHOLD <= score <= RESET_THRESHOLD
-
-# Rounding-error budget (see UnigramModel.encode_part): in float32, every
-# addition ``acc + score`` is off by at most 2**-24 of its result.
-_UNIT_ROUNDOFF = 2.0 ** -24
-
-
-def f32(value: float) -> float:
-    """Round a Python float to the nearest float32 (ties to even)."""
-    return FLOAT32.unpack(FLOAT32.pack(value))[0]
-
-
-def piece_lookup(table: dict[str, tuple[int, float]]) -> dict[str, tuple[int, float, bool]]:
-    """Every piece and every proper prefix of a piece -> (id, score, longer).
-
-    ``id`` is -1 for a prefix that is not itself a piece; ``longer`` says
-    whether some piece extends the string. Walking the text one character
-    at a time, a single dictionary probe per length tells both whether a
-    piece ends here and whether to keep going.
-    """
-    lookup: dict[str, tuple[int, float, bool]] = {}
-    prefix_only = (-1, 0.0, True)  # one tuple for the 58k of a 32k model
-    for piece in table:
-        for end in range(1, len(piece)):
-            prefix = piece[:end]
-            if prefix not in lookup:
-                lookup[prefix] = prefix_only
-    for piece, (piece_id, score) in table.items():
-        lookup[piece] = (piece_id, score, piece in lookup)
-    return lookup
+from subtok.models.unigram.lattice import RESET_THRESHOLD, Lattice, encode_optimized, passes_reset
+from subtok.models.unigram.sampling import choose_hypothesis, sample_encode_and_score
+from subtok.models.unigram.trie import common_prefix_search, piece_lookup
 
 
 class UnigramModel(Model):
@@ -112,10 +83,13 @@ class UnigramModel(Model):
         self._id_scores: list[float] | None = None
         #: The lattice entry of an unknown character (see :meth:`_forward`).
         self._unknown_entry = (vocab.unk_index, self.unk_score, False)
+        #: The node of an unknown character (see :meth:`nodes_at`).
+        self._unknown_node = (1, vocab.unk_index, self.unk_score)
 
     @property
     def lookup(self) -> dict[str, tuple[int, float, bool]]:
-        """See :func:`piece_lookup`; built on first use to keep loading fast."""
+        """The piece table (see :func:`~subtok.models.unigram.trie.piece_lookup`);
+        built on first use to keep loading fast."""
         if self._lookup is None:
             self._lookup = piece_lookup(self.table)
         return self._lookup
@@ -129,73 +103,13 @@ class UnigramModel(Model):
 
     # -- lattice --------------------------------------------------------
     def nodes_at(self, text: str, pos: int) -> list[tuple[int, int, float]]:
-        """Nodes starting at ``pos`` as (length, id, score), shortest first;
-        an unknown node last if no piece of one character starts there."""
-        found = []
-        get = self.lookup.get
-        end, n = pos + 1, len(text)
-        while end <= n:
-            entry = get(text[pos:end])
-            if entry is None:
-                break
-            if entry[0] >= 0:
-                found.append((end - pos, entry[0], entry[1]))
-            if not entry[2]:
-                break
-            end += 1
+        """The lattice nodes starting at ``pos`` (``PopulateNodes`` at one
+        position) as (length, id, score), shortest first; an unknown node
+        last if no piece of one character starts there."""
+        found = common_prefix_search(self.lookup, text, pos)
         if not found or found[0][0] != 1:
-            found.append((1, self.vocab.unk_index, self.unk_score))
+            found.append(self._unknown_node)
         return found
-
-    def viterbi(self, text: str, start: float = 0.0) -> tuple[list[tuple[int, int, int, float]], float]:
-        """Exact float32 best path over ``text`` from accumulated score ``start``.
-
-        Returns (path, final accumulated score); the path is a list of
-        (begin, length, id, score). Used in context (see _encode_in_context)
-        and as the reference the cached path is tested against.
-
-        This is sentencepiece's ``Encode``: one best value per end
-        position; every piece starting at ``i`` offers
-        ``float32(best[i] + score)`` to the position where it ends, and an
-        offer replaces the value there only if strictly larger, so among
-        equal float32 sums the first offered wins (the earliest start,
-        i.e. the longest piece). Where ``best[i]`` passes RESET_THRESHOLD,
-        it is first subtracted (in float32) from ``best[i]`` and from every
-        value already offered at or after ``i``, as sentencepiece does. The
-        final score returned carries the shifts made inside ``text``; one
-        due where it ends is made where the next text starts (here too, at
-        position 0). ``start`` is the score sentencepiece has where
-        ``text`` begins, its earlier shifts made.
-        """
-        n = len(text)
-        unpack, pack = FLOAT32.unpack, FLOAT32.pack
-        best = [start] + [0.0] * n
-        back: list = [None] * (n + 1)  # (begin, length, id, score) of the best node ending here
-        nodes_at = self.nodes_at
-        frontier = 0  # the farthest position offered to so far
-        for i in range(n):
-            acc = best[i]
-            if _passes_reset(acc):
-                for j in range(i, frontier + 1):
-                    if j == i or back[j] is not None:
-                        best[j] = unpack(pack(best[j] - acc))[0]
-                acc = 0.0
-            for length, piece_id, score in nodes_at(text, i):
-                end = i + length
-                if end > frontier:
-                    frontier = end
-                value = unpack(pack(acc + score))[0]
-                if back[end] is None or value > best[end]:
-                    best[end] = value
-                    back[end] = (i, length, piece_id, score)
-        path = []
-        end = n
-        while end:
-            node = back[end]
-            path.append(node)
-            end = node[0]
-        path.reverse()
-        return path, best[n]
 
     # -- encoding -------------------------------------------------------
     def _pieces(self, text: str, path) -> tuple[tuple[str, int], ...]:
@@ -249,7 +163,9 @@ class UnigramModel(Model):
         return " ".join(out), len(out), self._robustness(gap, text, best), magnitude
 
     def _best_path(self, text: str) -> tuple[list[tuple[int, int, int]], float, float]:
-        """Viterbi from score 0 in exact (double) arithmetic, for the cache.
+        """Viterbi from score 0 in exact (double) arithmetic, for the cache:
+        the path :func:`~subtok.models.unigram.lattice.encode_optimized`
+        finds wherever the robustness allows (the tests hold them equal).
 
         Returns the best path as (begin, end, id) nodes, its robustness
         (see :meth:`encode_part`) and its magnitude, the sum of ``|score|``
@@ -284,7 +200,7 @@ class UnigramModel(Model):
     def _robustness(self, gap: float, text: str, best: list[float]) -> float:
         """The offset a path tolerates (see :meth:`encode_part`), from the
         smallest gap on it and the lattice's best sums."""
-        return gap / (4 * _UNIT_ROUNDOFF * (len(text) + 1)) - self._reach(best)
+        return gap / (4 * UNIT_ROUNDOFF * (len(text) + 1)) - self._reach(best)
 
     def _id_texts(self) -> list[str]:
         """Every id as text, for :meth:`part_output` (built on first use)."""
@@ -304,7 +220,9 @@ class UnigramModel(Model):
         """The lattice from score 0, in doubles: for each end position the
         best and second best sums, the best node's lookup entry (id, score,
         longer) and where that node begins. (Entries and begins apart: no
-        tuple is built per improvement.)
+        tuple is built per improvement.) The same pass as
+        :func:`~subtok.models.unigram.lattice.encode_optimized`, inlined
+        for speed, without float32 rounding and keeping the runner-up.
 
         Pieces are pushed forward: position ``i`` is final once every
         position before it has been expanded, and only the best and the
@@ -401,21 +319,26 @@ class UnigramModel(Model):
         least_robust, magnitude_left = _tail_bounds(robustness, magnitudes)
         scores = self._scores_by_id()
         calm_up_to = self._reset_room(max(map(len, words), default=0))
-        rounded = array.array("f", [0.0])  # assigning rounds to float32
+        rounded = float32_cell()
         while i < count:
-            if least_robust[i] > 1.01 * (abs(acc) + magnitude_left[i]) + 1.0:
+            if least_robust[i] > offset_bound(abs(acc) + magnitude_left[i]):
                 break
-            if _passes_reset(acc):
+            if passes_reset(acc):
                 acc = 0.0  # sentencepiece's reset, where a word starts (no piece crosses)
-            bound = abs(acc) + 1.0
-            if robustness[i] > bound and not self._may_reset(acc, words[i]):
-                # reach - 1 bounds |acc| where word j starts.
-                j, reach, rest_reused = i + 1, bound + 1.01 * magnitudes[i], False
-                while j < count and robustness[j] > reach and reach - 1.0 <= calm_up_to:
-                    if least_robust[j] > 1.01 * (reach - 1.0 + magnitude_left[j]) + 1.0:
+            # A word that starts ``spent`` magnitudes after this exact score
+            # is reused if its robustness passes exact + offset_bound(spent);
+            # that bound less 1 also bounds the |acc| the word starts from.
+            exact = abs(acc)
+            if robustness[i] > exact + offset_bound(0.0) and not self._may_reset(acc, words[i]):
+                j, spent, rest_reused = i + 1, magnitudes[i], False
+                while j < count:
+                    reach = exact + offset_bound(spent)
+                    if not (robustness[j] > reach and reach - 1.0 <= calm_up_to):
+                        break
+                    if least_robust[j] > offset_bound(reach - 1.0 + magnitude_left[j]):
                         rest_reused = True
                         break
-                    reach += 1.01 * magnitudes[j]
+                    spent += magnitudes[j]
                     j += 1
                 pieces = results.pieces(i, j)
                 out.extend(pieces)
@@ -426,21 +349,22 @@ class UnigramModel(Model):
                     acc = rounded[0]
                 i = j
                 continue
-            j = i
+            j, spent = i, 0.0
             while j + 1 < count:
-                bound += 1.01 * magnitudes[j]
+                spent += magnitudes[j]
                 j += 1
-                if robustness[j] > bound:
+                if robustness[j] > exact + offset_bound(spent):
                     break
             text = "".join(words[i:j + 1])
-            path, acc = self.viterbi(text, acc)
+            path, acc = encode_optimized(self, text, acc)
             out.extend(self._pieces(text, path))
             i = j + 1
         return out, i
 
     def _may_reset(self, acc: float, word: str) -> bool:
         """True unless every value sentencepiece keeps inside ``word``,
-        starting from ``acc``, surely stays within RESET_THRESHOLD. Only
+        starting from ``acc``, surely stays within RESET_THRESHOLD (see
+        :func:`~subtok.models.unigram.lattice.encode_optimized`). Only
         then may a cached word's scores simply be added."""
         return abs(acc) > self._reset_room(len(word))
 
@@ -449,7 +373,7 @@ class UnigramModel(Model):
         ``length`` characters surely stays within RESET_THRESHOLD: each
         position adds at most the largest |score| (with room for float32
         rounding)."""
-        return RESET_THRESHOLD - 1.0 - 1.01 * (length + 1) * self.max_abs_score
+        return RESET_THRESHOLD - offset_bound((length + 1) * self.max_abs_score)
 
     def _scores_by_id(self) -> list[float]:
         """The score Encode adds for each id of a cached path: its piece's,
@@ -466,7 +390,6 @@ class UnigramModel(Model):
     # model's pairs, before post-processing.
     def lattice(self, normalized: str):
         """Every node of ``normalized`` (sentencepiece's ``Lattice``)."""
-        from subtok.models.unigram.lattice import Lattice
         return Lattice(self, normalized)
 
     def sample(self, normalized: str, nbest_size: int, alpha: float,
@@ -474,7 +397,6 @@ class UnigramModel(Model):
         """One segmentation drawn as sentencepiece's ``SampleEncode``:
         ``nbest_size < 0`` from the whole lattice with ``p ∝ exp(alpha ·
         score)``, 0 or 1 the best path, ``> 1`` among the n best."""
-        from subtok.models.unigram.lattice import choose_hypothesis
         if 0 <= nbest_size <= 1:
             return self.encode(normalized)
         lattice = self.lattice(normalized)
@@ -501,7 +423,6 @@ class UnigramModel(Model):
                          include_best: bool, rng) -> list[tuple[list[tuple[str, int]], float]]:
         """Sampled segmentations with scores (``SampleEncodeAndScore``);
         empty for an empty text."""
-        from subtok.models.unigram.lattice import sample_encode_and_score
         lattice = self.lattice(normalized)
         if not lattice.text:
             return []
@@ -545,12 +466,12 @@ def words_reusable(robustness: list[float], magnitudes: list[float]) -> bool:
     The offset before a word is bounded by the magnitudes of the words
     before it; the usual case is decided by one comparison.
     """
-    total = 1.01 * sum(magnitudes) + 1.0
+    total = offset_bound(sum(magnitudes))
     if min(robustness, default=total + 1.0) > total:
         return True
-    before = 1.0
+    before = 0.0
     for r, m in zip(robustness, magnitudes):
-        if r <= before:
+        if r <= offset_bound(before):
             return False
-        before += 1.01 * m
+        before += m
     return True

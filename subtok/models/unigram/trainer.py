@@ -22,8 +22,11 @@ words, so every distinct word is one independent lattice weighted by its
 count, as sentencepiece's ``SplitSentencesByWhitespace`` does; otherwise the
 units are the distinct sentences. Nothing is ever kept per occurrence.
 
-Lattices. Pieces only disappear during training, so the lattice of every
-unit is built once, from the seed pieces, and kept as flat arrays by the
+Lattices. The algorithms over them (nodes, forward/backward, Viterbi) are
+in :mod:`subtok.models.unigram.lattice`, the piece table in
+:mod:`subtok.models.unigram.trie`. Pieces only disappear during training, so
+the lattice of every unit is built once, from the seed pieces, and kept as
+flat arrays (:class:`~subtok.models.unigram.lattice.UnitLattices`) by the
 process that owns its chunk of units (:class:`_LatticeRunner`: long-lived
 forked workers, or this process); each later E-step or Viterbi pass only
 renumbers the piece ids.
@@ -65,17 +68,20 @@ import re
 import time
 from array import array
 from collections import Counter
-from itertools import accumulate, compress, islice, repeat
+from itertools import accumulate, islice, repeat
 from operator import add, xor
 
 from subtok.errors import TrainerError
+from subtok.float32 import f32
+from subtok.models.unigram.lattice import (DROPPED, UNKNOWN, UnitLattices, populate_marginal,
+                                           populate_nodes, unit_viterbi)
+from subtok.models.unigram.trie import index_table
+from subtok.symbols import SPACE_SYMBOL, UNK_CHAR
 from subtok.training.corpus import sorted_items, split_into_words
 from subtok.training.validity import PieceValidator
 
 LOG = logging.getLogger(__name__)
 
-SPACE = "\u2581"
-UNK_CHAR = "\u2585"
 NUL = "\x00"
 #: Follower of the corpus's last stretch: the end of the text, whose "lead
 #: byte" differs from every real one.
@@ -92,24 +98,14 @@ UNK_PENALTY = 10.0
 #: Finalize: penalty step between alphabet characters that are not pieces.
 MIN_SCORE_PENALTY_DELTA = 0.0001
 
-#: Linear-space forward/backward: positions whose probability falls below
-#: this are rescaled (with the others the remaining nodes can reach) by a
-#: power of two, which is exact.
-_TINY = 2.0 ** -400
-
-#: Work per chunk of units (sum of unit lengths, in characters). Chunks do
-#: not depend on num_threads, which keeps the sums identical for any count.
-CHUNK_CHARS = 100_000
+#: Work per chunk of the passes over lattices (sum of unit lengths, in
+#: characters; a piece's own lattice counts 4 per character). Chunks do not
+#: depend on num_threads, which keeps the sums identical for any count.
+LATTICE_CHUNK_CHARS = 100_000
 #: Suffixes per partition of the seed search (bounds its memory).
 SEED_PARTITION_SUFFIXES = 400_000
 #: Below this many characters in all units, worker processes are not worth it.
 PARALLEL_MIN_CHARS = 200_000
-
-
-def f32(value: float, _cell=array("f", [0.0])) -> float:
-    """Round to the nearest IEEE binary32 value (what a C++ ``float`` stores)."""
-    _cell[0] = value
-    return _cell[0]
 
 
 def lead_byte(char: str) -> int:
@@ -230,7 +226,7 @@ def collect_units(corpus, options) -> tuple[list[tuple[str, int]], dict[str, int
         if simple_prefix and freq == 1:
             if pending is not None:
                 followed[pending + NUL + text[0]] += pending_count
-            parts = text.split(SPACE)
+            parts = text.split(SPACE_SYMBOL)
             if len(parts) == 1:
                 unit_counts[text] += 1
                 pending, pending_count = text, 1
@@ -239,7 +235,7 @@ def collect_units(corpus, options) -> tuple[list[tuple[str, int]], dict[str, int
                 head_mid[parts[0]] += 1
             mid.update(parts[1:-1])
             last[parts[-1]] += 1
-            pending, pending_count = SPACE + parts[-1], 1
+            pending, pending_count = SPACE_SYMBOL + parts[-1], 1
             continue
         em_text = text.replace(delimiter, "") if delimiter else text
         if split_ws:
@@ -256,7 +252,8 @@ def collect_units(corpus, options) -> tuple[list[tuple[str, int]], dict[str, int
             pending, pending_count = pieces[-1], freq
     if pending is not None:
         followed[pending + END] += pending_count
-    for counter, prefix, follower in ((mid, SPACE, SPACE), (head_mid, "", SPACE), (last, SPACE, "")):
+    for counter, prefix, follower in ((mid, SPACE_SYMBOL, SPACE_SYMBOL),
+                                      (head_mid, "", SPACE_SYMBOL), (last, SPACE_SYMBOL, "")):
         for part, count in counter.items():
             word = prefix + part
             unit_counts[word] += count
@@ -308,7 +305,7 @@ class _ValidityClasses:
         table: dict[int, str] = {}
         for char in sorted(chars):
             forbidden = char in (UNK_CHAR, NUL, "\t", " ") or "\ud800" <= char <= "\udfff"
-            key = (char == SPACE, forbidden, None if forbidden else script_of(char),
+            key = (char == SPACE_SYMBOL, forbidden, None if forbidden else script_of(char),
                    is_digit(char))
             table[ord(char)] = representative.setdefault(key, char)
         self.table = table
@@ -524,7 +521,8 @@ class _Model:
 
     ``table`` (built on first use: only building lattices and the prune's
     alternatives need it) maps every piece to its index and every proper
-    prefix of a piece that is not itself a piece to -1, so a scan from one
+    prefix of a piece that is not itself a piece to -1
+    (:func:`~subtok.models.unigram.trie.index_table`), so a scan from one
     position can stop as soon as no piece can start with what was read.
     """
 
@@ -540,208 +538,15 @@ class _Model:
         self.unk_score = f32(self.min_score - UNK_PENALTY)
         self.unk_prob = math.exp(self.unk_score)
         self.size = len(pieces)
+        #: Scores by node id: UNKNOWN and DROPPED index them from the end.
+        self.node_scores = self.scores + [-math.inf, self.unk_score]
         self._table: dict[str, int] | None = None
 
     @property
     def table(self) -> dict[str, int]:
         if self._table is None:
-            table: dict[str, int] = {}
-            for index, (piece, _) in enumerate(self.pieces):
-                table[piece] = index
-            for piece, _ in self.pieces:
-                for end in range(len(piece) - 1, 0, -1):
-                    prefix = piece[:end]
-                    if prefix in table:
-                        break
-                    table[prefix] = -1
-            self._table = table
+            self._table = index_table(piece for piece, _ in self.pieces)
         return self._table
-
-
-# Node piece ids in the cached lattices besides real indices: an unknown
-# node (no one-character piece at its position; counts for piece 0, as
-# sentencepiece's training model leaves unk_id at 0) and a node whose piece
-# was removed since the lattice was built (probability 0). Both index the
-# per-step value lists from the end.
-UNKNOWN = -1
-DROPPED = -2
-
-
-def _unit_nodes(text: str, get) -> list[tuple[int, int, int]]:
-    """The lattice of ``text``: nodes (begin, end, piece id), by begin, then length.
-
-    ``get`` is the model table's ``get`` (pieces and their prefixes); a
-    scan from one position stops at the first string no piece starts with.
-    """
-    nodes = []
-    append = nodes.append
-    n = len(text)
-    for i in range(n):
-        k = get(text[i])
-        if k is None or k < 0:
-            append((i, i + 1, UNKNOWN))
-            if k is None:
-                continue
-        else:
-            append((i, i + 1, k))
-        for j in range(i + 2, n + 1):  # (stops at the first non-prefix)
-            k = get(text[i:j])
-            if k is None:
-                break
-            if k >= 0:
-                append((i, j, k))
-    return nodes
-
-
-def _unit_expected(nodes, n: int, weight: int, probs, expected, max_length: int) -> float:
-    """Add ``weight`` x the marginal of every node to ``expected``; return log Z.
-
-    Forward and backward run on probabilities, not logs: ``alpha[j]`` gets
-    the contributions of the nodes ending at j, pushed in begin order; the
-    backward pass walks the nodes in reverse, so ``beta[j]`` is final when
-    a node ending at j is met, and adds the node's marginal at once. A unit
-    whose probability underflows is redone with rescaling.
-    """
-    alpha = [0.0] * (n + 1)
-    alpha[0] = 1.0
-    for i, j, k in nodes:
-        alpha[j] += alpha[i] * probs[k]
-    z = alpha[n]
-    if not z >= _TINY:
-        return _unit_expected_rescaled(nodes, n, weight, probs, expected, max_length)
-    scale = weight / z
-    alpha = [a * scale for a in alpha]
-    beta = [0.0] * (n + 1)
-    beta[n] = 1.0
-    for i, j, k in reversed(nodes):
-        x = probs[k] * beta[j]
-        beta[i] += x
-        expected[k] += alpha[i] * x
-    return math.log(z)
-
-
-def _rescale(values: list, lo: int, hi: int) -> int:
-    """Multiply ``values[lo..hi]`` by the power of two that brings their max near 1."""
-    top = max(values[lo:hi + 1])
-    if top <= 0.0:
-        return 0
-    e = -math.frexp(top)[1]
-    ldexp = math.ldexp
-    for j in range(lo, hi + 1):
-        values[j] = ldexp(values[j], e)
-    return e
-
-
-def _unit_expected_rescaled(nodes, n, weight, probs, expected, max_length) -> float:
-    """:func:`_unit_expected` for units whose probabilities underflow doubles.
-
-    When the prefix probability of a position falls below ``_TINY``, it and
-    every later position the remaining nodes can reach (``max_length``
-    ahead) are multiplied by one power of two, which is exact; the true
-    ``alpha[i]`` is ``alpha[i] * 2**-shifts[i]``. The backward pass does the
-    same with one running exponent, and every marginal is corrected by the
-    difference of exponents.
-    """
-    alpha = [0.0] * (n + 1)
-    alpha[0] = 1.0
-    shifts = [0] * (n + 1)
-    shift = 0
-    current = -1
-    for i, j, k in nodes:
-        if i != current:  # position i is final: every node ending there was seen
-            current = i
-            if alpha[i] < _TINY:
-                shift += _rescale(alpha, i, min(n, i + max_length))
-            shifts[i] = shift
-        alpha[j] += alpha[i] * probs[k]
-    if alpha[n] < _TINY:
-        shift += _rescale(alpha, n, n)
-    shifts[n] = shift
-    z = alpha[n]
-    scale = weight / z
-    beta = [0.0] * (n + 1)
-    beta[n] = 1.0
-    bshift = 0
-    current = n
-    ldexp = math.ldexp
-    for i, j, k in reversed(nodes):
-        if i != current:
-            if beta[current] < _TINY:
-                bshift += _rescale(beta, current, min(n, current + max_length))
-            current = i
-        x = probs[k] * beta[j]
-        beta[i] += x
-        expected[k] += ldexp(alpha[i] * x * scale, shift - shifts[i] - bshift)
-    return math.log(z) - shift * _LN2
-
-
-_LN2 = math.log(2.0)
-
-
-def _unit_viterbi(nodes, n: int, scores) -> list[int]:
-    """Piece ids of the best path (sentencepiece's tie rule: the earliest begin wins)."""
-    best = [-math.inf] * (n + 1)
-    best[0] = 0.0
-    back = [None] * (n + 1)
-    for node in nodes:
-        i, j, k = node
-        v = best[i] + scores[k]
-        if v > best[j]:
-            best[j] = v
-            back[j] = node
-    path = []
-    j = n
-    while j > 0:
-        i, j, k = back[j]
-        path.append(k)
-        j = i
-    return path
-
-
-class _ChunkLattices:
-    """The lattices of units ``lo..hi-1``, kept between EM steps as flat arrays.
-
-    Pieces only ever disappear during training, so a lattice never gains a
-    node: it is built once from the seed pieces, then every step renumbers
-    the piece ids (:meth:`renumber`). A removed one-character piece turns
-    into an unknown node (exactly what the lattice would then hold), any
-    other removed piece into a dropped node (probability 0, score -inf);
-    dropped nodes are swept out when they become many.
-    """
-
-    def __init__(self, units, lo: int, hi: int, model: _Model) -> None:
-        get = model.table.get
-        longest = max((len(text) for text, _ in units[lo:hi]), default=0)
-        code = "H" if longest < 0xFFFF else "I"
-        self.lo, self.hi = lo, hi
-        self.begins, self.ends, self.ids = array(code), array(code), array("i")
-        self.offsets = array("q", [0])
-        for u in range(lo, hi):
-            nodes = _unit_nodes(units[u][0], get)
-            if nodes:
-                begins, ends, ids = zip(*nodes)
-                self.begins.extend(begins)
-                self.ends.extend(ends)
-                self.ids.extend(ids)
-            self.offsets.append(len(self.ids))
-
-    def nodes(self, u: int) -> list[tuple[int, int, int]]:
-        s, t = self.offsets[u - self.lo], self.offsets[u - self.lo + 1]
-        return list(zip(self.begins[s:t], self.ends[s:t], self.ids[s:t]))
-
-    def renumber(self, mapping: list[int]) -> None:
-        """Apply ``mapping``: old id -> new id, UNKNOWN or DROPPED (which map to themselves)."""
-        self.ids = array("i", map(mapping.__getitem__, self.ids))
-        if self.ids.count(DROPPED) * 4 > len(self.ids):
-            keep = [k != DROPPED for k in self.ids]
-            code = self.begins.typecode
-            self.begins = array(code, compress(self.begins, keep))
-            self.ends = array(code, compress(self.ends, keep))
-            self.ids = array("i", compress(self.ids, keep))
-            offsets = self.offsets
-            counts = [keep[offsets[u]:offsets[u + 1]].count(True) for u in range(len(offsets) - 1)]
-            self.offsets = array("q", [0])
-            self.offsets.extend(accumulate(counts))
 
 
 def _alternatives_range(lo: int, hi: int) -> list:
@@ -757,54 +562,24 @@ def piece_alternatives(model: _Model, piece: str):
     Returns None when its lattice has a single path (a one-character piece:
     always kept, no alternative), False when its best segmentation is not
     the piece itself (never chosen: removable), else the ids of the best
-    segmentation that does not use it (the second best path). On equal
-    scores the piece itself wins, as the Viterbi prefers the longest node.
+    segmentation that does not use it (the second best path: the Viterbi
+    path of its lattice without the piece's own node). On equal scores the
+    piece itself wins, as the Viterbi prefers the longest node.
     """
     n = len(piece)
     if n == 1:
         return None
-    table, scores, max_length = model.table, model.scores, model.max_length
-    get = table.get
-    best = [-math.inf] * (n + 1)
-    best[0] = 0.0
-    back_pos = [0] * (n + 1)
-    back_id = [0] * (n + 1)
-    for i in range(n):
-        bi = best[i]
-        limit = min(n, i + max_length)
-        single = False
-        j = i + 1
-        while j <= limit:
-            k = get(piece[i:j])
-            if k is None:
-                break
-            if k >= 0 and not (i == 0 and j == n):
-                v = bi + scores[k]
-                if v > best[j]:
-                    best[j] = v
-                    back_pos[j] = i
-                    back_id[j] = k
-            if k >= 0 and j == i + 1:
-                single = True
-            j += 1
-        if not single:
-            v = bi + model.unk_score
-            if v > best[i + 1]:
-                best[i + 1] = v
-                back_pos[i + 1] = i
-                back_id[i + 1] = model.unk_index
-    own = table.get(piece, -1)
+    get = model.table.get
+    own = get(piece, -1)
     if own < 0:
         return False
-    if f32(best[n]) > scores[own]:
+    nodes = populate_nodes(piece, get)
+    nodes.remove((0, n, own))  # the lattice without the piece itself
+    path, best = unit_viterbi(nodes, n, model.node_scores)
+    if f32(best) > model.scores[own]:
         return False
-    path = []
-    j = n
-    while j > 0:
-        path.append(back_id[j])
-        j = back_pos[j]
-    path.reverse()
-    return path
+    unk_index = model.unk_index
+    return [unk_index if k == UNKNOWN else k for k in reversed(path)]
 
 
 # ----------------------------------------------------------------------------
@@ -838,7 +613,7 @@ class _Runner:
         acc = 0
         for index, item in enumerate(items):
             acc += cost(item)
-            if acc >= CHUNK_CHARS:
+            if acc >= LATTICE_CHUNK_CHARS:
                 bounds.append(index + 1)
                 acc = 0
         if bounds[-1] != len(items):
@@ -900,7 +675,7 @@ class _LatticeRunner:
             self.workers = workers
         else:
             self.workers = 1
-        self.local: dict[int, _ChunkLattices] = {}  # the chunks, without workers
+        self.local: dict[int, UnitLattices] = {}  # the chunks, without workers
         self.pipes: list = []
         self.processes: list = []
         self.pieces: list[str] = []  # what the lattices' piece ids refer to
@@ -989,7 +764,7 @@ def _do_chunk(store: dict, units, chunks, number: int, job: tuple):
     lo, hi = chunks[number]
     if kind == "build":
         model = job[1]
-        store[number] = lattices = _ChunkLattices(units, lo, hi, model)
+        store[number] = lattices = UnitLattices(units, lo, hi, model.table)
         probs = model.probs + [0.0, model.unk_prob]
         max_length = model.max_length
         kind = "expected"
@@ -1006,13 +781,13 @@ def _do_chunk(store: dict, units, chunks, number: int, job: tuple):
     if kind == "expected":
         for u in range(lo, hi):
             text, weight = units[u]
-            total += weight * _unit_expected(lattices.nodes(u), len(text), weight, probs,
-                                             values, max_length)
+            total += weight * populate_marginal(lattices.nodes(u), len(text), weight, probs,
+                                                values, max_length)
     else:
         tokens = 0
         for u in range(lo, hi):
             text, weight = units[u]
-            path = _unit_viterbi(lattices.nodes(u), len(text), scores)
+            path, _ = unit_viterbi(lattices.nodes(u), len(text), scores)
             for k in path:
                 values[k] += weight
             tokens += len(path) * weight
@@ -1023,7 +798,7 @@ def _do_chunk(store: dict, units, chunks, number: int, job: tuple):
 
 def _worker_main(pipe, units, chunks, worker: int, workers: int, model: _Model) -> None:
     """A worker: owns chunks ``worker, worker + workers, ...``; first builds them."""
-    store: dict[int, _ChunkLattices] = {}
+    store: dict[int, UnitLattices] = {}
     mine = range(worker, len(chunks), workers)
     job = ("build", model)
     try:

@@ -12,7 +12,8 @@ float32. There is no length or validity check on words.
 from __future__ import annotations
 
 from subtok.models.char.trainer import log_prob, logf
-from subtok.training.corpus import Corpus, Progress, UNK_CHAR
+from subtok.symbols import UNK_CHAR
+from subtok.training.corpus import Corpus, Progress
 from subtok.training.spec import TrainerOptions
 
 

@@ -1,0 +1,112 @@
+"""The unigram piece table (trie) and the trainer's lattice pieces built on it.
+
+The table is held against its definition computed the slow way (every
+piece, every proper prefix, the "a longer piece exists" flag) on a real
+32k model and on random small vocabularies; the trainer's second-best
+search (``piece_alternatives``) against an enumeration of every
+segmentation.
+"""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import MODELS_DIR
+from subtok.models.unigram import trainer as unigram
+from subtok.models.unigram.lattice import UNKNOWN, populate_nodes
+from subtok.models.unigram.trie import (PREFIX_ONLY, common_prefix_search, index_table,
+                                        piece_lookup)
+
+
+def _slow_lookup(table: dict[str, tuple[int, float]]) -> dict[str, tuple[int, float, bool]]:
+    prefixes = {piece[:end] for piece in table for end in range(1, len(piece))}
+    expected = {prefix: PREFIX_ONLY for prefix in prefixes}
+    for piece, (piece_id, score) in table.items():
+        expected[piece] = (piece_id, score, piece in prefixes)
+    return expected
+
+
+def _slow_index(pieces: list[str]) -> dict[str, int]:
+    expected = {piece[:end]: -1 for piece in pieces for end in range(1, len(piece))}
+    expected.update((piece, index) for index, piece in enumerate(pieces))
+    return expected
+
+
+def test_tables_of_a_real_model_match_their_definition():
+    from subtok import SentencePieceProcessor
+    model = SentencePieceProcessor(str(MODELS_DIR / "maxtext_c4_unigram32k.model")).model
+    assert len(model.table) > 30000
+    assert piece_lookup(model.table) == _slow_lookup(model.table)
+    pieces = list(model.table)
+    assert index_table(pieces) == _slow_index(pieces)
+
+
+words = st.text(alphabet="ab\u2581c", min_size=1, max_size=6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(pieces=st.lists(words, min_size=1, max_size=25, unique=True), text=words,
+       pos=st.integers(0, 5))
+def test_prefix_search_finds_every_piece_starting_there(pieces, text, pos):
+    table = {piece: (index, -float(index)) for index, piece in enumerate(pieces)}
+    lookup = piece_lookup(table)
+    assert lookup == _slow_lookup(table)
+    assert index_table(pieces) == _slow_index(pieces)
+    pos = min(pos, len(text) - 1)
+    expected = sorted((len(p), table[p][0], table[p][1]) for p in pieces
+                      if text.startswith(p, pos))
+    assert common_prefix_search(lookup, text, pos) == expected
+
+
+def _segmentations(text: str, table: dict[str, int], scores, unk_score):
+    """Every segmentation of ``text`` into pieces (one-character unknowns
+    where no one-character piece exists) as (score, ids)."""
+    if not text:
+        yield 0.0, []
+        return
+    for end in range(1, len(text) + 1):
+        head = text[:end]
+        if table.get(head, -1) >= 0:
+            score, ids = scores[table[head]], [table[head]]
+        elif end == 1:
+            score, ids = unk_score, [0]
+        else:
+            continue
+        for rest_score, rest in _segmentations(text[end:], table, scores, unk_score):
+            yield score + rest_score, ids + rest
+
+
+@settings(max_examples=300, deadline=None)
+@given(pieces=st.lists(st.text(alphabet="abc", min_size=1, max_size=5), min_size=2,
+                       max_size=12, unique=True),
+       seed_scores=st.lists(st.integers(-900, -10), min_size=12, max_size=12))
+def test_piece_alternatives_is_the_best_segmentation_without_the_piece(pieces, seed_scores):
+    # Scores in float32 steps far from ties (ties are decided by node order).
+    entries = [(piece, score / 64.0) for piece, score in zip(pieces, seed_scores)]
+    model = unigram._Model(entries)
+    table = model.table
+    for piece, own_score in entries:
+        got = unigram.piece_alternatives(model, piece)
+        if len(piece) == 1:
+            assert got is None
+            continue
+        others = [(score, ids) for score, ids in _segmentations(piece, table, model.scores,
+                                                                 model.unk_score)
+                  if ids != [table[piece]]]
+        best = max(score for score, _ in others)
+        if sum(1 for score, _ in others if math.isclose(score, best, abs_tol=1e-9)) > 1:
+            continue  # a tie between segmentations: decided by node order
+        if best > own_score:
+            assert got is False
+        else:
+            assert [ids for score, ids in others if score == best] == [got]
+
+
+def test_trainer_nodes_put_an_unknown_node_where_no_character_piece_starts():
+    table = index_table(["ab", "b", "abc"])
+    assert populate_nodes("abcab", table.get) == [
+        (0, 1, UNKNOWN), (0, 2, 0), (0, 3, 2), (1, 2, 1), (2, 3, UNKNOWN),
+        (3, 4, UNKNOWN), (3, 5, 0), (4, 5, 1)]
