@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import subtok
+from subtok import parallel
 from conftest import CORPORA_DIR, needs_corpora, run_subtok
 from subtok.training.corpus import MT19937, build_meta, split_into_words
 from subtok.training.spec import TrainerOptions, split_csv
@@ -189,6 +190,19 @@ def test_same_seed_gives_identical_files(tmp_path):
 @needs_corpora
 @pytest.mark.parametrize("model_type", ["bpe", "char", "word"])
 def test_files_are_identical_whatever_num_threads(model_type, tmp_path, monkeypatch):
+    from subtok.training import corpus
+    # Small chunks and no size thresholds: the corpus is loaded in a child,
+    # whose normalization pass runs in workers, each on several chunks.
+    monkeypatch.setattr(corpus, "LOAD_IN_CHILD_MIN_BYTES", 0)
+    monkeypatch.setattr(corpus, "NORMALIZE_PARALLEL_MIN_CHARS", 0)
+    monkeypatch.setattr(corpus, "NORMALIZE_CHUNK_CHARS", 5000)
+
+    def ordered_map(func, tasks, workers, **options):
+        with open("workers.log", "a") as handle:  # in the run's directory, from the child
+            handle.write("%d\n" % workers)
+        return parallel.ordered_map(func, tasks, workers, **options)
+
+    monkeypatch.setattr(corpus, "ordered_map", ordered_map)
     outputs = []
     for threads in (1, 2):
         (tmp_path / str(threads)).mkdir()
@@ -199,6 +213,9 @@ def test_files_are_identical_whatever_num_threads(model_type, tmp_path, monkeypa
         outputs.append((prefix.with_suffix(".model").read_bytes(),
                         prefix.with_suffix(".vocab").read_bytes()))
     assert outputs[0] == outputs[1]
+    for threads in (1, 2):
+        workers = (tmp_path / str(threads) / "workers.log").read_text().split()
+        assert set(workers) == {str(min(threads, parallel.cpu_count()))}
 
 
 @needs_corpora
