@@ -341,6 +341,18 @@ def test_cli_warns_about_ignored_options_and_shows_progress(tmp_path):
     assert quiet.returncode == 0 and quiet.stderr == b""
 
 
+def test_num_threads_is_not_reported_unused_for_any_model_type():
+    """Every model type's corpus is normalized in num_threads workers; the
+    unigram-only options are still reported for the others."""
+    for model_type in ("unigram", "bpe", "char", "word"):
+        options = TrainerOptions.from_kwargs(model_type=model_type, num_threads=4,
+                                             shrinking_factor=0.5)
+        warnings = options.ignored_option_warnings()
+        assert not any("num_threads" in line for line in warnings)
+        assert (("--shrinking_factor has no effect on %s training." % model_type in warnings)
+                == (model_type != "unigram"))
+
+
 def _error_cases(tmp: Path) -> dict:
     small = tmp / "small.txt"
     small.write_text("hello world\nthe quick brown fox jumps over the lazy dog\n" * 20)
