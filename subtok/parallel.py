@@ -250,21 +250,27 @@ def _start(count: int, loop: Callable, args_of: Callable[[int], tuple]) -> list[
 
 def _stop(workers: list[_Worker]) -> None:
     """Close the workers' pipes and reap them: a waiting worker stops at
-    once, a busy one once its task is done; after a second, those still
-    running are terminated (then killed)."""
+    once, a busy one once its task is done."""
     for worker in workers:
         worker.close()
-    deadline = time.monotonic() + 1.0
-    for worker in workers:
-        worker.process.join(max(0.0, deadline - time.monotonic()))
-    for worker in workers:
-        if worker.process.is_alive():
-            worker.process.terminate()
-            worker.process.join(1.0)
-            if worker.process.is_alive():
-                worker.process.kill()
-                worker.process.join()
+    reap([worker.process for worker in workers])
     workers.clear()
+
+
+def reap(processes: list, grace: float = 1.0) -> None:
+    """Wait for ``processes`` (multiprocessing ones, told to stop); after
+    ``grace`` seconds, terminate those still running, and kill those that
+    outlive that by another second. None is left running or unreaped."""
+    deadline = time.monotonic() + grace
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+            process.join(1.0)
+            if process.is_alive():
+                process.kill()
+                process.join()
 
 
 # ----------------------------------------------------------------------------
@@ -482,4 +488,4 @@ def _child(func: Callable, args: tuple, write_end: int) -> int:  # pragma: no co
 
 
 __all__ = ["cpu_count", "can_fork", "worker_count", "chunk_bounds", "chunks", "ordered_map",
-           "PersistentWorkers", "run_in_child"]
+           "PersistentWorkers", "run_in_child", "reap"]

@@ -20,28 +20,20 @@ from subtok.errors import SubtokError, TrainerError
 forks = pytest.mark.skipif(not parallel.can_fork(), reason="the system cannot fork")
 
 
-def _children() -> list[int]:
-    """Processes (zombies included) whose parent is this process."""
-    me = str(os.getpid())
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % name, "rb") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        if stat[stat.rindex(b")") + 2:].split()[1].decode() == me:
-            found.append(int(name))
-    return found
+def _children() -> set[int]:
+    """Processes (zombies included) whose parent is this process (Linux)."""
+    pids: set[int] = set()
+    for thread in os.listdir("/proc/self/task"):
+        with open("/proc/self/task/%s/children" % thread) as handle:
+            pids.update(map(int, handle.read().split()))
+    return pids
 
 
 @pytest.fixture
 def no_leftovers():
-    before = set(_children())
+    before = _children()
     yield
-    assert set(_children()) <= before
+    assert _children() <= before
 
 
 def _square(shared, task):
