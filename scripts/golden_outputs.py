@@ -44,13 +44,15 @@ TRAININGS = [
 ]
 
 
-def run(args: list[str], out: Path, stdin: Path | None = None) -> None:
-    """Run the CLI; its stdout, or its one error line, goes to ``out``."""
+def run(args: list[str], out: Path, stdin: Path | None = None, cwd: Path = ROOT) -> None:
+    """Run the checkout's CLI (in ``cwd``); its stdout, or its one error
+    line, goes to ``out``."""
     with open(out, "wb") as sink:
         source = open(stdin, "rb") if stdin else subprocess.DEVNULL
         try:
             result = subprocess.run([sys.executable, "-m", "subtok", *args], stdout=sink,
-                                    stderr=subprocess.PIPE, stdin=source, cwd=ROOT)
+                                    stderr=subprocess.PIPE, stdin=source, cwd=cwd,
+                                    env=dict(os.environ, PYTHONPATH=str(ROOT)))
         finally:
             if stdin:
                 source.close()
@@ -96,11 +98,13 @@ def encode_all(out: Path, lines: int) -> None:
 
 
 def train_all(out: Path) -> None:
+    """A .model records its --input and --model_prefix: both are given the
+    same in every checkout (the data's real path, a prefix relative to
+    OUT_DIR), so that the files of two checkouts can be equal."""
     for name, model_type, corpus, flags in TRAININGS:
-        prefix = out / ("train_" + name)
-        run(["train", "--input", str(DATA / "corpora" / corpus), "--model_prefix", str(prefix),
-             "--model_type", model_type, "--random_seed=1", "--quiet", *flags],
-            out / ("train_%s.log" % name))
+        run(["train", "--input", str(DATA.resolve() / "corpora" / corpus),
+             "--model_prefix", "train_" + name, "--model_type", model_type, "--random_seed=1",
+             "--quiet", *flags], out / ("train_%s.log" % name), cwd=out)
         print("trained", name, flush=True)
 
 

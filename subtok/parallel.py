@@ -1,19 +1,35 @@
 """Worker processes for work that splits into independent tasks (training).
 
 One way to fork, used by every trainer: tasks are cut from the data alone
-(:func:`chunk_bounds`), never from the number of workers, and results come
-back in task order, so the output is the same for any ``num_threads``.
+(:func:`chunk_bounds`, :func:`chunks`), never from the number of workers,
+and results come back in task order, so the output is the same for any
+``num_threads``. Three shapes of work:
+
+* :func:`ordered_map`: a stream of tasks, each sent to a free worker;
+* :class:`PersistentWorkers`: the same tasks pass after pass, each task
+  owned by one worker that keeps what it built for it between passes
+  (the unigram trainer's lattices);
+* :func:`run_in_child`: one computation in a child, so that the parent's
+  heap never holds its garbage.
 
 Workers are forked, not spawned: they inherit the parent's data (a corpus,
 a model) without pickling it. What a task function needs besides its task
-is handed to :func:`ordered_map` as ``shared``; it reaches the workers by
-inheritance and is passed to the function as its first argument. The
-objects the workers inherit are frozen out of the garbage collector
-(``gc.freeze``), whose passes would otherwise write to, and so copy, every
-inherited page.
+is handed over as ``shared`` and reaches the workers by inheritance (it is
+an argument of the forked process); only tasks, later jobs and results
+travel, pickled, over one pipe per worker. The objects the workers
+inherit are frozen out of the garbage collector (``gc.freeze``), whose
+passes would otherwise write to, and so copy, every inherited page.
+
+The parent sends a task only to a worker that is waiting for one, so
+neither side can block the other on a full pipe. A worker that dies (e.g.
+killed for memory) ends the run with a one-line :class:`SubtokError`; an
+exception in a task reaches the caller when its result would have (a
+:class:`SubtokError` as it is, any other wrapped in one, the original and
+the worker's traceback chained as its cause); no worker outlives a run.
 
 Where the system cannot fork, or one worker is asked for, everything runs
-in this process, with the same results. The CLI's streaming encoder has
+in this process, with the same results (a task's exception is then raised
+as it is). The CLI's streaming encoder has
 its own protocol (:mod:`subtok.cli.workers`): it feeds an unbounded stream
 and shares caches between workers.
 """
@@ -23,17 +39,17 @@ from __future__ import annotations
 import collections
 import gc
 import multiprocessing
+import multiprocessing.connection
 import os
 import pickle
+import signal
 import sys
+import time
+import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from subtok.errors import SubtokError
-
-#: What the task function of the running :func:`ordered_map` gets first;
-#: set before the workers fork, so they inherit it.
-_SHARED: list[Any] = []
 
 
 def cpu_count() -> int:
@@ -85,46 +101,353 @@ def chunks(items: Iterable, cost: Callable[[Any], int], limit: int) -> Iterator[
         yield chunk
 
 
+# ----------------------------------------------------------------------------
+# one worker: a forked process and the parent's end of its pipe
+
+
+#: The parent's ends of the pipes of every live worker. A new worker closes
+#: its copies (its own included), so that the parent's closing an end is
+#: what tells that worker to stop, whatever was forked since.
+_PARENT_ENDS: set = set()
+
+
+class _Worker:
+    """A forked process running ``loop(pipe, *args)``, and the parent's end
+    of its pipe."""
+
+    def __init__(self, loop: Callable, args: tuple) -> None:
+        context = multiprocessing.get_context("fork")
+        self.pipe, child_end = context.Pipe()
+        _PARENT_ENDS.add(self.pipe)
+        try:
+            self.process = context.Process(target=_serve, args=(child_end, loop, args),
+                                           daemon=True)
+            self.process.start()
+        except BaseException:
+            self.close()
+            raise
+        finally:
+            child_end.close()
+
+    def send(self, message: Any) -> None:
+        try:
+            self.pipe.send(message)
+        except OSError:
+            raise SubtokError(self.death()) from None
+
+    def close(self) -> None:
+        """Close the parent's end: the worker stops when it next reads."""
+        _PARENT_ENDS.discard(self.pipe)
+        self.pipe.close()
+
+    def death(self) -> str:
+        """One line on how the worker ended (it is gone or going)."""
+        self.process.join(1.0)
+        return _ended(self.process.exitcode)
+
+
+def _ended(code: int | None) -> str:
+    """One line on how a worker process ended, from its exit code (negative:
+    the signal that killed it; None: it has not ended)."""
+    if code is None:
+        return "a worker process stopped answering."
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = "signal %d" % -code
+        return "a worker process died (killed by %s)." % name
+    return "a worker process died (exit status %d)." % code
+
+
+def _serve(pipe, loop: Callable, args: tuple) -> None:
+    """A worker's life: ``loop`` until the parent closes its end (or is gone)."""
+    for end in _PARENT_ENDS:
+        end.close()
+    _PARENT_ENDS.clear()
+    try:
+        loop(pipe, *args)
+    except (EOFError, OSError, KeyboardInterrupt):
+        pass  # the parent closed its end, is gone, or the user interrupted
+
+
+def _attempt(func: Callable, *args: Any) -> tuple[bool, Any]:
+    """``(True, func(*args))``, or ``(False, failure)`` (see :func:`_failure`)."""
+    try:
+        return True, func(*args)
+    except Exception as exc:  # noqa: BLE001 - raised again in the parent
+        return False, _failure(exc)
+
+
+def _reply(pipe, index: int, outcome: tuple[bool, Any]) -> None:
+    """Send ``(index, ok, value)``; a result that cannot be pickled is
+    sent as the failure it is."""
+    try:
+        data = pickle.dumps((index,) + outcome, pickle.HIGHEST_PROTOCOL)
+    except Exception as exc:  # noqa: BLE001 - the parent raises it
+        data = pickle.dumps((index, False, _failure(exc)), pickle.HIGHEST_PROTOCOL)
+    pipe.send_bytes(data)
+
+
+def _failure(exc: BaseException) -> tuple[str, BaseException | None, str]:
+    """What the parent needs to raise a task's exception: a one-line
+    summary, the exception itself if it survives pickling, and the
+    worker's traceback."""
+    lines = str(exc).strip().splitlines()
+    summary = type(exc).__name__ + (": " + lines[0] if lines else "")
+    text = "".join(traceback.format_exception(exc))
+    try:
+        pickle.loads(pickle.dumps(exc, pickle.HIGHEST_PROTOCOL))
+    except Exception:  # noqa: BLE001 - the summary and the text still go
+        return summary, None, text
+    return summary, exc, text
+
+
+class _RemoteTraceback(Exception):
+    """The traceback of a task's exception, as the worker printed it."""
+
+
+def _raise_failure(failure: tuple[str, BaseException | None, str]) -> None:
+    summary, exc, text = failure
+    cause: BaseException = _RemoteTraceback("\n" + text)
+    if exc is not None:
+        exc.__cause__ = cause
+        if isinstance(exc, SubtokError):
+            raise exc  # an error with a user-facing message: as the task raised it
+        cause = exc
+    raise SubtokError("a worker process failed: %s" % summary) from cause
+
+
+def _receive(workers: Iterable[_Worker]) -> list[tuple[_Worker, Any]]:
+    """The messages that are in from ``workers`` (waits for one at least);
+    a worker's death is a :class:`SubtokError`."""
+    by_pipe = {worker.pipe: worker for worker in workers}
+    out = []
+    for pipe in multiprocessing.connection.wait(list(by_pipe)):
+        worker = by_pipe[pipe]
+        try:
+            out.append((worker, pipe.recv()))
+        except EOFError:
+            raise SubtokError(worker.death()) from None
+    return out
+
+
+def _start(count: int, loop: Callable, args_of: Callable[[int], tuple]) -> list[_Worker]:
+    """Fork ``count`` workers; worker ``w`` runs ``loop(pipe, *args_of(w))``."""
+    workers: list[_Worker] = []
+    try:
+        for number in range(count):
+            workers.append(_Worker(loop, args_of(number)))
+    except OSError as exc:  # too many processes or open files
+        _stop(workers)
+        raise SubtokError("cannot start %d worker processes: %s."
+                          % (count, exc.strerror or exc)) from None
+    except BaseException:
+        _stop(workers)
+        raise
+    return workers
+
+
+def _stop(workers: list[_Worker]) -> None:
+    """Close the workers' pipes and reap them: a waiting worker stops at
+    once, a busy one once its task is done."""
+    for worker in workers:
+        worker.close()
+    reap([worker.process for worker in workers])
+    workers.clear()
+
+
+def reap(processes: list, grace: float = 1.0) -> None:
+    """Wait for ``processes`` (multiprocessing ones, told to stop); after
+    ``grace`` seconds, terminate those still running, and kill those that
+    outlive that by another second. None is left running or unreaped."""
+    deadline = time.monotonic() + grace
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+            process.join(1.0)
+            if process.is_alive():
+                process.kill()
+                process.join()
+
+
+# ----------------------------------------------------------------------------
+# a stream of tasks
+
+
 def ordered_map(func: Callable, tasks: Iterable, workers: int, *, shared: Any = None,
                 in_flight: int = 2) -> Iterator:
     """``func(shared, task)`` for every task, in task order.
 
     With ``workers > 1`` (and fork available) the tasks run in forked
-    workers; at most ``in_flight`` tasks per worker are pending at once, so
-    a stream of tasks is consumed as the results are taken, and the caller
-    can merge results as they come without holding them all. ``func`` must
-    be a module-level function (it is sent by reference).
+    workers, each task sent to a worker that is free (one more is taken
+    from ``tasks`` ahead, ready for the next free worker). At most
+    ``in_flight`` tasks per worker are taken and not yet given back, so a
+    stream of tasks is consumed as the results are taken, and the caller
+    can merge results as they come without holding them all.
     """
     if workers < 2 or not can_fork():
         for task in tasks:
             yield func(shared, task)
         return
-    _SHARED[:] = [func, shared]
-    gc.freeze()
+    gc.freeze()  # until the workers are gone: see the module's docstring
+    team: list[_Worker] = []
     try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            pending: collections.deque = collections.deque()
-            for task in tasks:
-                if len(pending) >= in_flight * workers:
-                    yield pending.popleft().get()
-                pending.append(pool.apply_async(_run_task, (task,)))
-            while pending:
-                yield pending.popleft().get()
+        team = _start(workers, _task_loop, lambda _: (func, shared))
+        yield from _dispatch(team, iter(tasks), in_flight * workers)
     finally:
+        _stop(team)
         gc.unfreeze()
-        _SHARED.clear()
 
 
-def _run_task(task: Any) -> Any:
-    func, shared = _SHARED
-    return func(shared, task)
+def _task_loop(pipe, func: Callable, shared: Any) -> None:
+    """A worker of :func:`ordered_map`: one task at a time, until the end."""
+    while True:
+        index, task = pipe.recv()
+        _reply(pipe, index, _attempt(func, shared, task))
+
+
+def _dispatch(team: list[_Worker], tasks: Iterator, limit: int) -> Iterator:
+    """Send the tasks to free workers; yield the results in task order."""
+    free = list(team)
+    busy: dict[_Worker, int] = {}
+    ready: collections.deque = collections.deque()  # tasks taken, not sent
+    done: dict[int, tuple[bool, Any]] = {}
+    taken = given = 0
+    more = True
+    while True:
+        while more and taken - given < limit and len(ready) <= len(free):
+            try:
+                ready.append(next(tasks))
+            except StopIteration:
+                more = False
+                break
+            taken += 1
+        while free and ready:
+            worker = free.pop()
+            index = taken - len(ready)
+            worker.send((index, ready.popleft()))
+            busy[worker] = index
+        if given in done:
+            ok, value = done.pop(given)
+            given += 1
+            if not ok:
+                _raise_failure(value)
+            yield value
+            continue
+        if not busy:
+            return
+        for worker, (index, ok, value) in _receive(busy):
+            done[index] = (ok, value)
+            del busy[worker]
+            free.append(worker)
+
+
+# ----------------------------------------------------------------------------
+# the same tasks, pass after pass
+
+
+class PersistentWorkers:
+    """Workers that own their tasks and keep state for them between passes.
+
+    Tasks are the numbers ``0 .. tasks-1``; with ``N`` workers, worker
+    ``w`` owns tasks ``w, w + N, ...`` and a private ``store`` (a dict).
+    Each :meth:`run` is one pass: every worker runs
+    ``func(shared, store, task, job)`` on its tasks, and the results are
+    yielded in task order. The workers are forked by the first pass, whose
+    ``job`` they inherit (so it may hold large objects, e.g. a model, that
+    are never pickled); the ``job`` of a later pass is pickled to every
+    worker. With one worker (or without fork) the tasks run here, on one
+    store. :meth:`close` stops the workers and drops the stores; a pass
+    that is not run to its end closes them too. After :meth:`close`, a
+    pass starts over with empty stores.
+    """
+
+    def __init__(self, func: Callable, tasks: int, workers: int, *, shared: Any = None) -> None:
+        self.func = func
+        self.tasks = tasks
+        self.shared = shared
+        self.count = workers if can_fork() else 1
+        self.store: dict = {}  # the store of this process, when there are no workers
+        self.team: list[_Worker] = []
+
+    def run(self, job: Any) -> Iterator:
+        """One pass with ``job``: every task's result, in task order."""
+        if self.count < 2:
+            for task in range(self.tasks):
+                yield self.func(self.shared, self.store, task, job)
+            return
+        finished = False
+        try:
+            if not self.team:
+                self._fork(job)
+            else:
+                for worker in self.team:
+                    worker.send(job)
+            yield from self._results()
+            finished = True
+        finally:
+            if not finished:
+                self.close()
+
+    def _fork(self, job: Any) -> None:
+        count = self.count
+        gc.freeze()  # see the module's docstring
+        try:
+            self.team = _start(count, _pass_loop, lambda w: (
+                self.func, self.shared, range(w, self.tasks, count), job))
+        finally:
+            gc.unfreeze()
+
+    def _results(self) -> Iterator:
+        done: dict[int, tuple[bool, Any]] = {}
+        for task in range(self.tasks):
+            while task not in done:
+                for _, (index, ok, value) in _receive(self.team):
+                    done[index] = (ok, value)
+            ok, value = done.pop(task)
+            if not ok:
+                _raise_failure(value)
+            yield value
+
+    def close(self) -> None:
+        """Stop the workers (and drop the stores)."""
+        _stop(self.team)
+        self.store.clear()
+
+    def __enter__(self) -> "PersistentWorkers":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _pass_loop(pipe, func: Callable, shared: Any, mine: range, job: Any) -> None:
+    """A persistent worker: its tasks with each job (the first one
+    inherited), until the end."""
+    store: dict = {}
+    while True:
+        for task in mine:
+            _reply(pipe, task, _attempt(func, shared, store, task, job))
+        job = pipe.recv()
+
+
+# ----------------------------------------------------------------------------
+# one computation
 
 
 def run_in_child(func: Callable, *args: Any) -> Any:
-    """``func(*args)`` computed in a forked child; its result (or exception)
-    comes back pickled. The parent's heap then never holds the garbage the
-    computation leaves (e.g. corpus reading before training). Without fork,
-    it runs here."""
+    """``func(*args)`` computed in a forked child; its result comes back
+    pickled, its exception as a task's does (see the module's docstring).
+    The parent's heap then never holds the garbage the computation leaves
+    (e.g. corpus reading before training). Without fork, it runs here.
+
+    The result is pickled straight into the pipe (never whole in the
+    child's memory), which is why this is a plain fork rather than a
+    worker: a large result would otherwise exist twice at the child's peak.
+    """
     if not hasattr(os, "fork"):
         return func(*args)
     sys.stdout.flush()
@@ -132,32 +455,37 @@ def run_in_child(func: Callable, *args: Any) -> Any:
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child (coverage does not follow it)
-        status = 0
-        try:
-            os.close(read_end)
-            try:
-                outcome = (True, func(*args))
-            except BaseException as exc:  # noqa: BLE001 - re-raised in the parent
-                outcome = (False, exc)
-            with os.fdopen(write_end, "wb") as out:
-                pickle.dump(outcome, out, protocol=pickle.HIGHEST_PROTOCOL)
-            sys.stdout.flush()
-            sys.stderr.flush()
-        except BaseException:  # noqa: BLE001
-            status = 1
-        finally:
-            os._exit(status)
+        os.close(read_end)
+        os._exit(_child(func, args, write_end))
     os.close(write_end)
     with os.fdopen(read_end, "rb") as handle:
         data = handle.read()
     _, status = os.waitpid(pid, 0)
-    if not data:
-        raise SubtokError("a worker process failed (exit status %d)." % status)
+    code = os.waitstatus_to_exitcode(status)
+    if code or not data:
+        raise SubtokError(_ended(code))
     ok, value = pickle.loads(data)
     if not ok:
-        raise value
+        _raise_failure(value)
     return value
 
 
+def _child(func: Callable, args: tuple, write_end: int) -> int:  # pragma: no cover - in the child
+    """The child of :func:`run_in_child`: its exit status."""
+    for end in _PARENT_ENDS:  # live workers stop when the parent says, not when this child ends
+        end.close()
+    try:
+        outcome = _attempt(func, *args)
+        with os.fdopen(write_end, "wb") as out:
+            # A result that cannot be pickled fails here, after part of it
+            # was written: the parent then reports the exit status.
+            pickle.dump(outcome, out, protocol=pickle.HIGHEST_PROTOCOL)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        return 0
+    except BaseException:  # noqa: BLE001 - the parent reports the status
+        return 1
+
+
 __all__ = ["cpu_count", "can_fork", "worker_count", "chunk_bounds", "chunks", "ordered_map",
-           "run_in_child"]
+           "PersistentWorkers", "run_in_child", "reap"]

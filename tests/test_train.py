@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import subtok
+from subtok import parallel
 from conftest import CORPORA_DIR, needs_corpora, run_subtok
 from subtok.training.corpus import MT19937, build_meta, split_into_words
 from subtok.training.spec import TrainerOptions, split_csv
@@ -189,6 +190,19 @@ def test_same_seed_gives_identical_files(tmp_path):
 @needs_corpora
 @pytest.mark.parametrize("model_type", ["bpe", "char", "word"])
 def test_files_are_identical_whatever_num_threads(model_type, tmp_path, monkeypatch):
+    from subtok.training import corpus
+    # Small chunks and no size thresholds: the corpus is loaded in a child,
+    # whose normalization pass runs in workers, each on several chunks.
+    monkeypatch.setattr(corpus, "LOAD_IN_CHILD_MIN_BYTES", 0)
+    monkeypatch.setattr(corpus, "NORMALIZE_PARALLEL_MIN_CHARS", 0)
+    monkeypatch.setattr(corpus, "NORMALIZE_CHUNK_CHARS", 5000)
+
+    def ordered_map(func, tasks, workers, **options):
+        with open("workers.log", "a") as handle:  # in the run's directory, from the child
+            handle.write("%d\n" % workers)
+        return parallel.ordered_map(func, tasks, workers, **options)
+
+    monkeypatch.setattr(corpus, "ordered_map", ordered_map)
     outputs = []
     for threads in (1, 2):
         (tmp_path / str(threads)).mkdir()
@@ -199,6 +213,9 @@ def test_files_are_identical_whatever_num_threads(model_type, tmp_path, monkeypa
         outputs.append((prefix.with_suffix(".model").read_bytes(),
                         prefix.with_suffix(".vocab").read_bytes()))
     assert outputs[0] == outputs[1]
+    for threads in (1, 2):
+        workers = (tmp_path / str(threads) / "workers.log").read_text().split()
+        assert set(workers) == {str(min(threads, parallel.cpu_count()))}
 
 
 @needs_corpora
@@ -322,6 +339,18 @@ def test_cli_warns_about_ignored_options_and_shows_progress(tmp_path):
                        "--model_prefix", str(tmp_path / "q"), "--model_type=char",
                        "--vocab_size=100", "--train_extremely_large_corpus", "--quiet")
     assert quiet.returncode == 0 and quiet.stderr == b""
+
+
+def test_num_threads_is_not_reported_unused_for_any_model_type():
+    """Every model type's corpus is normalized in num_threads workers; the
+    unigram-only options are still reported for the others."""
+    for model_type in ("unigram", "bpe", "char", "word"):
+        options = TrainerOptions.from_kwargs(model_type=model_type, num_threads=4,
+                                             shrinking_factor=0.5)
+        warnings = options.ignored_option_warnings()
+        assert not any("num_threads" in line for line in warnings)
+        assert (("--shrinking_factor has no effect on %s training." % model_type in warnings)
+                == (model_type != "unigram"))
 
 
 def _error_cases(tmp: Path) -> dict:

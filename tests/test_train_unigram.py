@@ -88,10 +88,14 @@ def test_unigram_vocabulary_close_to_sentencepiece(spm, tmp_path, corpus, vocab_
 @needs_data
 def test_unigram_training_is_deterministic_across_threads(tmp_path, monkeypatch):
     from subtok.models.unigram import trainer as unigram
+    from subtok.training import corpus
     # Small chunks and no size threshold: the workers really run, each on
     # many chunks (when the machine has more than one CPU).
-    monkeypatch.setattr(unigram, "PARALLEL_MIN_CHARS", 0)
-    monkeypatch.setattr(unigram, "LATTICE_CHUNK_CHARS", 4000)
+    monkeypatch.setattr(corpus, "NORMALIZE_PARALLEL_MIN_CHARS", 0)
+    monkeypatch.setattr(corpus, "NORMALIZE_CHUNK_CHARS", 20000)
+    monkeypatch.setattr(unigram, "PARALLEL_MIN_WORK", 0)
+    monkeypatch.setattr(unigram, "EM_CHUNK_CHARS", 4000)
+    monkeypatch.setattr(unigram, "PRUNE_CHUNK_COST", 4000)
     monkeypatch.setattr(unigram, "SEED_PARTITION_SUFFIXES", 20000)
     source = CORPORA_DIR / "de.txt"
     outputs = []
@@ -327,8 +331,8 @@ def test_cached_lattices_match_fresh_ones(monkeypatch, workers):
     from subtok.training.corpus import load_corpus
     from subtok.training.spec import TrainerOptions
     from subtok.training.validity import PieceValidator
-    monkeypatch.setattr(unigram, "PARALLEL_MIN_CHARS", 0)
-    monkeypatch.setattr(unigram, "LATTICE_CHUNK_CHARS", 3000)
+    monkeypatch.setattr(unigram, "PARALLEL_MIN_WORK", 0)
+    monkeypatch.setattr(unigram, "EM_CHUNK_CHARS", 3000)
     lines = (CORPORA_DIR / "botchan.txt").read_text(encoding="utf-8").split("\n")[:400]
     options = TrainerOptions.from_kwargs(model_type="unigram", vocab_size=8000)
     corpus = load_corpus(options, lines=lines)

@@ -34,7 +34,8 @@ HELP = {
     "seed_sentencepiece_size": "Unigram: number of seed pieces.",
     "seed_sentencepieces_file": "Unigram: seed pieces from a piece<TAB>freq file.",
     "shrinking_factor": "Unigram: fraction of pieces kept per pruning round.",
-    "num_threads": "Unigram: summation order of sentencepiece's threads (subtok runs one process).",
+    "num_threads": "Worker processes (at most one per core) that normalize a large corpus "
+                   "and train unigram; the model is the same for any value.",
     "num_sub_iterations": "Unigram: EM iterations per pruning round.",
     "max_sentencepiece_length": "Maximum piece length in characters.",
     "split_by_unicode_script": "Pieces do not cross Unicode script changes.",

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from subtok.errors import SubtokError
+from subtok.parallel import reap
 
 if TYPE_CHECKING:
     from subtok.cli.batch import PerLine
@@ -445,13 +446,4 @@ def _stop(workers: list[_Worker]) -> None:
     error), kill those that do not end then."""
     for worker in workers:
         worker.close()
-    deadline = time.monotonic() + 1.0
-    for worker in workers:
-        worker.process.join(max(0.0, deadline - time.monotonic()))
-    for worker in workers:
-        if worker.process.is_alive():
-            worker.process.terminate()
-            worker.process.join(1.0)
-            if worker.process.is_alive():
-                worker.process.kill()
-                worker.process.join()
+    reap([worker.process for worker in workers])

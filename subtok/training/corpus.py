@@ -24,34 +24,35 @@ Phases (§6.2, §6.3 of the reference), each a short function below:
 The result is a :class:`Corpus`: what every trainer starts from.
 
 Speed and memory: files are streamed; step 4 runs over fixed chunks of
-about :data:`CHUNK_CHARS` characters, in forked worker processes when the
-input is large and ``num_threads`` > 1 (chunk results are merged in chunk
-order, so the result never depends on ``num_threads``), and counts the
-characters on the way. Only unigram keeps the sentences; BPE and WORD get
+about :data:`NORMALIZE_CHUNK_CHARS` characters, in forked worker processes
+(:func:`subtok.parallel.ordered_map`) when the input is large and
+``num_threads`` > 1 (chunk results are merged in chunk order, so the
+result never depends on ``num_threads``), and counts the characters on the
+way. Only unigram keeps the sentences; BPE and WORD get
 the distinct words (or sentences) with counts (``Corpus.units``), counted
 in the chunks and masked once per distinct unit, and the characters are
 counted from those. A large corpus without kept sentences is loaded in a
-forked child, so the trainer starts from a clean heap.
+forked child (:func:`subtok.parallel.run_in_child`), so the trainer starts
+from a clean heap.
 """
 
 from __future__ import annotations
 
-import collections
-import gc
 import itertools
-import multiprocessing
 import os
 import random
 import re
 import sys
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import closing
 from dataclasses import dataclass, field
 from operator import itemgetter
 
 from subtok.errors import TrainerError
 from subtok.float32 import f32
 from subtok.normalizers.sentencepiece import Normalizer
+from subtok.parallel import chunks, ordered_map, run_in_child, worker_count
 from subtok.symbols import BOUNDARY, UNK_CHAR
 from subtok.symbols import SPACE_SYMBOL as SPACE
 from subtok.vocab import PieceType, byte_piece
@@ -364,12 +365,24 @@ def meta_matcher(pieces: Iterable[str]):
 
 #: Characters per chunk of the normalization pass (chunks never depend on
 #: num_threads, and their results are merged in chunk order).
-CHUNK_CHARS = 2_000_000
-#: Below this many characters the pass runs in this process.
-PARALLEL_MIN_CHARS = 2_000_000
+NORMALIZE_CHUNK_CHARS = 2_000_000
+#: Below this many characters the normalization pass runs in this process.
+NORMALIZE_PARALLEL_MIN_CHARS = 2_000_000
+#: From this many bytes of input files on, a corpus without kept sentences
+#: is loaded in a forked child (see :func:`load_corpus`).
+LOAD_IN_CHILD_MIN_BYTES = 2_000_000
 
-# What a chunk job needs; set before the workers are forked (they inherit it).
-_JOB: dict = {}
+
+@dataclass(frozen=True)
+class _NormalizeJob:
+    """What every chunk of one normalization pass needs besides the chunk
+    (the workers inherit it, see :func:`subtok.parallel.ordered_map`)."""
+
+    normalize: Callable[[str], str]
+    replace: Callable[[str], str] | None   # meta-piece strings -> BOUNDARY
+    delimiter: str                         # pretokenization_delimiter ("" for none)
+    units: tuple | None                    # see training_units()
+    keep: bool                             # keep the normalized sentences
 
 
 @dataclass
@@ -415,17 +428,17 @@ def _count_units(texts: list[str], chunk: list[tuple[str, int]], units: tuple) -
     return out
 
 
-def _chunk_job(chunk: list[tuple[str, int]]):
+def _chunk_job(job: _NormalizeJob, chunk: list[tuple[str, int]]):
     """Normalize one chunk: (its size, normalized sentences or None, char counts
     or None, unit counts or None, number of non-empty sentences).
 
     With units, the characters are counted later from the merged units
     (they cover the sentences exactly), which is much cheaper.
     """
-    normalize = _JOB["normalize"]
-    replace = _JOB["replace"]
-    delimiter = _JOB["delimiter"]
-    units = _JOB["units"]
+    normalize = job.normalize
+    replace = job.replace
+    delimiter = job.delimiter
+    units = job.units
     texts = []
     for text, _ in chunk:
         text = normalize(text)
@@ -439,7 +452,7 @@ def _chunk_job(chunk: list[tuple[str, int]]):
         unit_counts = _count_units(texts, chunk, units)
     else:
         counts = _weighted_chars(texts, [f for _, f in chunk])
-    if _JOB["keep"]:
+    if job.keep:
         sentences = [(t, f) for t, (_, f) in zip(texts, chunk)]
     nonempty = sum(1 for t in texts if t)
     return len(chunk), sentences, counts, unit_counts, nonempty
@@ -460,54 +473,8 @@ def _weighted_chars(texts: Iterable[str], freqs: Iterable[int]) -> Counter:
     return counts
 
 
-def _workers(options: TrainerOptions, size: int) -> int:
-    """Worker processes for a pass over about ``size`` characters."""
-    if options.num_threads < 2 or "fork" not in multiprocessing.get_all_start_methods():
-        return 1
-    if size < PARALLEL_MIN_CHARS:
-        return 1
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # pragma: no cover - not Linux
-        cpus = os.cpu_count() or 1
-    return max(1, min(options.num_threads, cpus))
-
-
-def _chunks(items: Iterable[tuple[str, int]]):
-    """Consecutive lists of ``items`` of about CHUNK_CHARS characters."""
-    chunk: list[tuple[str, int]] = []
-    size = 0
-    for item in items:
-        chunk.append(item)
-        size += len(item[0])
-        if size >= CHUNK_CHARS:
-            yield chunk
-            chunk, size = [], 0
-    if chunk:
-        yield chunk
-
-
-def _chunk_results(raw: Iterable[tuple[str, int]], workers: int):
-    """``_chunk_job`` of every chunk of ``raw``, in chunk order (only a few
-    chunks in flight)."""
-    chunks = _chunks(raw)
-    if workers < 2:
-        for chunk in chunks:
-            yield _chunk_job(chunk)
-        return
-    context = multiprocessing.get_context("fork")
-    gc.freeze()  # the children's collector then leaves inherited objects alone
-    try:
-        with context.Pool(workers) as pool:
-            in_flight: collections.deque = collections.deque()
-            for chunk in chunks:
-                if len(in_flight) >= 2 * workers:
-                    yield in_flight.popleft().get()
-                in_flight.append(pool.apply_async(_chunk_job, (chunk,)))
-            while in_flight:
-                yield in_flight.popleft().get()
-    finally:
-        gc.unfreeze()
+def _text_size(item: tuple[str, int]) -> int:
+    return len(item[0])
 
 
 def normalize_pass(raw: Iterable[tuple[str, int]], options: TrainerOptions,
@@ -519,7 +486,7 @@ def normalize_pass(raw: Iterable[tuple[str, int]], options: TrainerOptions,
 
     ``normalizer`` (default: :func:`make_normalizer`) lets several passes
     share one normalizer (building it decodes the charsmap). The workers
-    are forked after ``_JOB`` is set, so they inherit it (nothing is
+    inherit it with the rest of the :class:`_NormalizeJob` (it is never
     pickled).
 
     Each chunk also counts its characters (weighted by freq) and, with
@@ -529,32 +496,31 @@ def normalize_pass(raw: Iterable[tuple[str, int]], options: TrainerOptions,
     """
     if normalizer is None:
         normalizer = make_normalizer(options)
-    _JOB.clear()
-    _JOB.update(normalize=normalizer.normalize,
-                replace=meta_matcher(piece for _, piece, _ in meta),
-                delimiter=options.pretokenization_delimiter, units=units, keep=keep_sentences)
+    job = _NormalizeJob(normalize=normalizer.normalize,
+                        replace=meta_matcher(piece for _, piece, _ in meta),
+                        delimiter=options.pretokenization_delimiter, units=units,
+                        keep=keep_sentences)
     out: list[tuple[str, int]] = []
     counts: Counter = Counter()
     unit_counts: Counter | None = Counter() if units is not None else None
     nonempty = total = 0
     if size is None:
         size = sum(len(text) for text, _ in raw)
-    try:
-        with progress.bar(total=len(raw) if isinstance(raw, list) else None,
-                          desc="normalizing", unit=" lines") as bar:
-            for chunk_size, sentences, chunk_counts, chunk_units, chunk_nonempty in _chunk_results(
-                    raw, _workers(options, size)):
-                bar.update(chunk_size)
-                total += chunk_size
-                if sentences is not None:
-                    out.extend(sentences)
-                if chunk_counts is not None:
-                    counts.update(chunk_counts)
-                if unit_counts is not None:
-                    unit_counts.update(chunk_units)
-                nonempty += chunk_nonempty
-    finally:
-        _JOB.clear()
+    workers = worker_count(options.num_threads) if size >= NORMALIZE_PARALLEL_MIN_CHARS else 1
+    results = ordered_map(_chunk_job, chunks(raw, _text_size, NORMALIZE_CHUNK_CHARS), workers,
+                          shared=job)
+    with closing(results), progress.bar(total=len(raw) if isinstance(raw, list) else None,
+                                        desc="normalizing", unit=" lines") as bar:
+        for chunk_size, sentences, chunk_counts, chunk_units, chunk_nonempty in results:
+            bar.update(chunk_size)
+            total += chunk_size
+            if sentences is not None:
+                out.extend(sentences)
+            if chunk_counts is not None:
+                counts.update(chunk_counts)
+            if unit_counts is not None:
+                unit_counts.update(chunk_units)
+            nonempty += chunk_nonempty
     if unit_counts is not None:
         counts = _weighted_chars(unit_counts, unit_counts.values())
     # Remove empty sentences the way sentencepiece does: swap in the last one
@@ -653,48 +619,12 @@ def load_corpus(options: TrainerOptions, progress: Progress | None = None,
     progress = progress or Progress(False, options.minloglevel)
     keep_sentences = options.model_type_name == "unigram"
     if (not keep_sentences and lines is None and "-" not in options.input
-            and hasattr(os, "fork") and sum(map(_file_size, options.input)) >= PARALLEL_MIN_CHARS):
+            and sum(map(_file_size, options.input)) >= LOAD_IN_CHILD_MIN_BYTES):
         # Load in a forked child and take back only the result: the
         # trainer then starts from a small, unfragmented heap instead of
         # the garbage of the reading and counting.
-        return _in_child(_load_corpus, options, progress, lines, keep_sentences)
+        return run_in_child(_load_corpus, options, progress, lines, keep_sentences)
     return _load_corpus(options, progress, lines, keep_sentences)
-
-
-def _in_child(func, *args):
-    """``func(*args)`` computed in a forked child, its result (or exception)
-    sent back pickled."""
-    import pickle
-    sys.stdout.flush()
-    sys.stderr.flush()
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child (coverage does not follow it)
-        status = 0
-        try:
-            os.close(read_end)
-            try:
-                outcome = (True, func(*args))
-            except BaseException as exc:  # noqa: BLE001 - re-raised in the parent
-                outcome = (False, exc)
-            with os.fdopen(write_end, "wb") as out:
-                pickle.dump(outcome, out, protocol=pickle.HIGHEST_PROTOCOL)
-            sys.stdout.flush()
-            sys.stderr.flush()
-        except BaseException:  # noqa: BLE001
-            status = 1
-        finally:
-            os._exit(status)
-    os.close(write_end)
-    with os.fdopen(read_end, "rb") as handle:
-        data = handle.read()
-    _, status = os.waitpid(pid, 0)
-    if not data:
-        raise TrainerError("loading the corpus failed (worker exit status %d)." % status)
-    ok, value = pickle.loads(data)
-    if not ok:
-        raise value
-    return value
 
 
 def _load_corpus(options: TrainerOptions, progress: Progress, lines: Iterable | None,

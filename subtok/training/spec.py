@@ -48,8 +48,9 @@ IGNORED_OPTIONS = {
 }
 
 
-#: Options only the unigram trainer reads.
-UNIGRAM_ONLY = ("seed_sentencepiece_size", "shrinking_factor", "num_sub_iterations", "num_threads")
+#: Options only the unigram trainer reads. (``num_threads`` is not one: the
+#: corpus of every model type is normalized in that many worker processes.)
+UNIGRAM_ONLY = ("seed_sentencepiece_size", "shrinking_factor", "num_sub_iterations")
 #: Options that shape BPE/unigram pieces; CHAR and WORD do not look at them.
 PIECE_SHAPE = ("max_sentencepiece_length", "split_by_unicode_script", "split_by_number",
                "split_by_whitespace", "split_digits", "allow_whitespace_only_pieces")
@@ -76,7 +77,7 @@ class TrainerOptions:
     seed_sentencepiece_size: int = 1000000
     seed_sentencepieces_file: str = ""
     shrinking_factor: float = 0.75
-    num_threads: int = 16
+    num_threads: int = 16  # (every model type: see UNIGRAM_ONLY)
     num_sub_iterations: int = 2
     # -- piece shape ---------------------------------------------------------
     max_sentencepiece_length: int = 16

@@ -28,8 +28,8 @@ in :mod:`subtok.models.unigram.lattice`, the piece table in
 the lattice of every unit is built once, from the seed pieces, and kept as
 flat arrays (:class:`~subtok.models.unigram.lattice.UnitLattices`) by the
 process that owns its chunk of units (:class:`_LatticeRunner`: long-lived
-forked workers, or this process); each later E-step or Viterbi pass only
-renumbers the piece ids.
+forked workers, :class:`subtok.parallel.PersistentWorkers`, or this
+process); each later E-step or Viterbi pass only renumbers the piece ids.
 
 Seeds. sentencepiece 0.2.3 builds a suffix array over the UTF-8 bytes of
 the corpus (sentences joined by NUL, none after the last) and takes the
@@ -58,16 +58,13 @@ chunk is summed alone, and the chunk sums are added in chunk order.
 
 from __future__ import annotations
 
-import gc
 import logging
 import math
-import multiprocessing
-import multiprocessing.connection
-import os
 import re
 import time
 from array import array
 from collections import Counter
+from collections.abc import Iterator
 from itertools import accumulate, islice, repeat
 from operator import add, xor
 
@@ -76,6 +73,7 @@ from subtok.float32 import f32
 from subtok.models.unigram.lattice import (DROPPED, UNKNOWN, UnitLattices, populate_marginal,
                                            populate_nodes, unit_viterbi)
 from subtok.models.unigram.trie import index_table
+from subtok.parallel import PersistentWorkers, chunk_bounds, ordered_map, worker_count
 from subtok.symbols import SPACE_SYMBOL, UNK_CHAR
 from subtok.training.corpus import sorted_items, split_into_words
 from subtok.training.validity import PieceValidator
@@ -87,10 +85,6 @@ NUL = "\x00"
 #: byte" differs from every real one.
 END = "\U0010ffff"
 
-#: What the functions run by :meth:`_Runner.results` work on: set before
-#: they run here or in forked workers (which inherit it).
-_STATE: dict = {}
-
 #: M-step threshold on expected counts (``kExpectedFrequencyThreshold``).
 EXPECTED_FREQUENCY_THRESHOLD = 0.5
 #: Score of an unknown node below the lowest piece score (``kUnkPenalty``).
@@ -98,14 +92,19 @@ UNK_PENALTY = 10.0
 #: Finalize: penalty step between alphabet characters that are not pieces.
 MIN_SCORE_PENALTY_DELTA = 0.0001
 
-#: Work per chunk of the passes over lattices (sum of unit lengths, in
-#: characters; a piece's own lattice counts 4 per character). Chunks do not
-#: depend on num_threads, which keeps the sums identical for any count.
-LATTICE_CHUNK_CHARS = 100_000
+#: Units per chunk of an EM (or Viterbi) pass, by the sum of their lengths
+#: in characters (+1 each). Chunks do not depend on num_threads, which keeps
+#: the sums identical for any count.
+EM_CHUNK_CHARS = 100_000
+#: Pieces per task of the prune's search for alternatives, by the sum of
+#: their lengths in characters times 4 (the work of each search).
+PRUNE_CHUNK_COST = 100_000
 #: Suffixes per partition of the seed search (bounds its memory).
 SEED_PARTITION_SUFFIXES = 400_000
-#: Below this many characters in all units, worker processes are not worth it.
-PARALLEL_MIN_CHARS = 200_000
+#: Below this much work in a pass (characters of the units in EM, suffixes
+#: in the seed search, the cost of the prune's pieces), worker processes
+#: are not worth it.
+PARALLEL_MIN_WORK = 200_000
 
 
 def lead_byte(char: str) -> int:
@@ -320,7 +319,7 @@ class _ValidityClasses:
         return valid
 
 
-def _seed_partition(pattern: str) -> list[tuple[str, int]]:
+def _seed_partition(state: dict, pattern: str) -> list[tuple[str, int]]:
     """Suffix-tree nodes among the suffixes starting with a character of ``pattern``.
 
     Every suffix (cut to ``max_length + 2`` characters, zero-padded)
@@ -330,7 +329,7 @@ def _seed_partition(pattern: str) -> list[tuple[str, int]]:
     prefix. A bottom-up scan of these LCPs enumerates the LCP intervals,
     i.e. the internal nodes of the suffix tree, with their depth.
     """
-    st = _STATE
+    st = state
     scan, encoded, weight_at = st["scan"], st["encoded"], st["weight_at"]
     leads, bits, max_length, is_valid = st["leads"], st["bits"], st["max_length"], st["is_valid"]
     nul_code = st["nul_code"]
@@ -388,7 +387,7 @@ def _seed_partition(pattern: str) -> list[tuple[str, int]]:
 
 
 def frequent_substrings(entries: dict[str, int], max_length: int, validator: PieceValidator,
-                        runner: "_Runner | None" = None) -> list[tuple[str, int]]:
+                        num_threads: int = 1) -> list[tuple[str, int]]:
     """The seed substrings with their counts, by (count desc, string asc).
 
     ``entries`` maps ``stretch + follower`` to a count (see
@@ -403,7 +402,8 @@ def frequent_substrings(entries: dict[str, int], max_length: int, validator: Pie
     both ways gets the sum of the two counts (0.2.3's scores add up).
 
     Suffixes are split by their first character into independent
-    partitions (no node spans two), which may run in worker processes.
+    partitions (no node spans two), which run in up to ``num_threads``
+    worker processes when they are large.
     Layout: all entries are joined, each followed by ``max_length + 2``
     padding positions. ``scan`` has the stretches and NUL elsewhere (so no
     suffix starts and no piece extends there); ``encoded`` has the dense
@@ -449,21 +449,19 @@ def frequent_substrings(entries: dict[str, int], max_length: int, validator: Pie
         g = loads.index(min(loads))
         bins[g].append(char)
         loads[g] += n
-    tasks = [("[%s]" % "".join(re.escape(c) for c in sorted(b)),) for b in bins if b]
+    tasks = ["[%s]" % "".join(re.escape(c) for c in sorted(b)) for b in bins if b]
     is_valid = _ValidityClasses(validator, chars)
     state = dict(scan=scan, encoded=encoded, weight_at=weight_at, leads=leads, bits=bits,
                  max_length=max_length, is_valid=is_valid, nul_code=code_of[NUL])
-    if runner is None:
-        runner = _Runner([], 1)
     found: dict[str, int] = {}
-    for part in runner.results(_seed_partition, tasks, total, **state):
+    for part in _ordered(_seed_partition, tasks, total, num_threads, state):
         for piece, count in part:
             found[piece] = found.get(piece, 0) + count
     return sorted_items(found.items())
 
 
 def make_seed_pieces(corpus, options, entries: dict[str, int], validator: PieceValidator,
-                     runner: "_Runner | None" = None) -> list[tuple[str, float]]:
+                     num_threads: int = 1) -> list[tuple[str, float]]:
     """Seed pieces with log-probability scores (``MakeSeedSentencePieces``).
 
     Characters first (every character of the corpus, ``Sorted`` by count),
@@ -480,7 +478,8 @@ def make_seed_pieces(corpus, options, entries: dict[str, int], validator: PieceV
         extra = _read_seed_file(options.seed_sentencepieces_file, validator)
         seeds = sorted_items(seeds + extra)[:size]
     else:
-        found = frequent_substrings(entries, options.max_sentencepiece_length, validator, runner)
+        found = frequent_substrings(entries, options.max_sentencepiece_length, validator,
+                                    num_threads)
         candidates = sorted_items((s, count * len(s)) for s, count in found)[:size]
         seeds.extend(candidates)
     total = 0.0
@@ -549,10 +548,10 @@ class _Model:
         return self._table
 
 
-def _alternatives_range(lo: int, hi: int) -> list:
+def _alternatives_range(shared: tuple, bounds: tuple[int, int]) -> list:
     """``NBest(2)`` verdicts for pieces ``lo..hi-1`` (see :func:`piece_alternatives`)."""
-    model: _Model = _STATE["model"]
-    pieces = _STATE["pieces"]
+    model, pieces = shared
+    lo, hi = bounds
     return [piece_alternatives(model, pieces[i][0]) for i in range(lo, hi)]
 
 
@@ -586,98 +585,38 @@ def piece_alternatives(model: _Model, piece: str):
 # running chunks, in this process or in forked workers
 
 
-def _cpu_count() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
+def _ordered(func, tasks: list, work: int, num_threads: int, shared) -> Iterator:
+    """``func(shared, task)`` for every task, in task order: in up to
+    ``num_threads`` forked workers when ``work`` pays for them."""
+    workers = worker_count(num_threads, len(tasks)) if work >= PARALLEL_MIN_WORK else 1
+    return ordered_map(func, tasks, workers, shared=shared)
 
 
-class _Runner:
-    """Runs a range function over fixed chunks, optionally in worker processes.
-
-    Chunks depend on the data only; results come back in chunk order, so
-    whatever ``num_threads`` is, the caller merges the same partial results
-    in the same order. Workers are forked per call (they inherit the state
-    in ``_STATE`` without pickling it).
-    """
-
-    def __init__(self, units: list[tuple[str, int]], num_threads: int) -> None:
-        self.units = units
-        self.processes = max(1, min(num_threads, _cpu_count()))
-        self.can_fork = "fork" in multiprocessing.get_all_start_methods()
-
-    @staticmethod
-    def chunk(items, cost) -> list[tuple[int, int]]:
-        bounds = [0]
-        acc = 0
-        for index, item in enumerate(items):
-            acc += cost(item)
-            if acc >= LATTICE_CHUNK_CHARS:
-                bounds.append(index + 1)
-                acc = 0
-        if bounds[-1] != len(items):
-            bounds.append(len(items))
-        return list(zip(bounds, bounds[1:]))
-
-    def results(self, func, tasks: list[tuple], work: int, **state):
-        """Yield ``func(*task)`` for every task, in task order.
-
-        ``state`` (and the units) are published in ``_STATE`` for ``func``.
-        With ``num_threads > 1``, fork available, several tasks and enough
-        ``work``, the tasks run in a pool of forked workers (which inherit
-        ``_STATE``); results stream back in order, so the caller can merge
-        them as they come without holding them all.
-        """
-        _STATE.clear()
-        _STATE["units"] = self.units
-        _STATE.update(state)
-        try:
-            if (self.processes < 2 or not self.can_fork or len(tasks) < 2
-                    or work < PARALLEL_MIN_CHARS):
-                for task in tasks:
-                    yield func(*task)
-                return
-            context = multiprocessing.get_context("fork")
-            gc.freeze()  # the children's collector then leaves inherited objects alone
-            try:
-                with context.Pool(min(self.processes, len(tasks))) as pool:
-                    yield from pool.imap(_apply, [(func, task) for task in tasks], chunksize=1)
-            finally:
-                gc.unfreeze()
-        finally:
-            _STATE.clear()
-
-
-def _apply(job):
-    func, task = job
-    return func(*task)
+def _unit_cost(unit: tuple[str, int]) -> int:
+    return len(unit[0]) + 1
 
 
 class _LatticeRunner:
     """EM passes over the units, with the lattices cached in long-lived workers.
 
-    Units are cut into chunks that do not depend on ``num_threads``; chunk c
-    lives in worker ``c % workers`` (forked once, on the first pass; with one
-    worker or without fork, everything stays in this process). Each chunk
-    is summed alone and the parent adds the chunk sums in chunk order, so
-    the result is the same whatever the number of workers.
+    Units are cut into chunks that do not depend on ``num_threads``; each
+    chunk is a task of :class:`~subtok.parallel.PersistentWorkers`, whose
+    store keeps the chunk's lattices between passes (the workers are forked
+    on the first pass; with one worker or without fork, everything stays
+    in this process). Each chunk is summed alone and the chunk sums are
+    added in chunk order, so the result is the same whatever the number of
+    workers.
     """
 
     def __init__(self, units: list[tuple[str, int]], num_threads: int) -> None:
-        self.units = units
-        self.chunks = _Runner.chunk(units, lambda u: len(u[0]) + 1)
-        self.total_chars = sum(len(text) + 1 for text, _ in units)
+        self.chunks = chunk_bounds(units, _unit_cost, EM_CHUNK_CHARS)
+        self.total_chars = sum(map(_unit_cost, units))
         self.total_weight = sum(weight for _, weight in units)
-        workers = max(1, min(num_threads, _cpu_count(), len(self.chunks)))
-        if (workers > 1 and self.total_chars >= PARALLEL_MIN_CHARS
-                and "fork" in multiprocessing.get_all_start_methods()):
-            self.workers = workers
-        else:
-            self.workers = 1
-        self.local: dict[int, UnitLattices] = {}  # the chunks, without workers
-        self.pipes: list = []
-        self.processes: list = []
+        workers = 1
+        if self.total_chars >= PARALLEL_MIN_WORK:
+            workers = worker_count(num_threads, len(self.chunks))
+        self.workers = PersistentWorkers(_do_chunk, len(self.chunks), workers,
+                                         shared=(units, self.chunks))
         self.pieces: list[str] = []  # what the lattices' piece ids refer to
 
     def _mapping(self, pieces: list[tuple[str, float]]) -> list[int]:
@@ -694,6 +633,7 @@ class _LatticeRunner:
         lattices (and must be "expected").
         """
         if not self.pieces:
+            model.table  # built once, before the workers fork (they inherit the job)
             job = ("build", model)
         else:
             mapping = self._mapping(pieces)
@@ -701,65 +641,17 @@ class _LatticeRunner:
                 job = ("expected", mapping, model.probs + [0.0, model.unk_prob], model.max_length)
             else:
                 job = ("viterbi", mapping, model.scores + [-math.inf, model.unk_score])
-        first = not self.pieces
         self.pieces = [p for p, _ in pieces]
-        if self.workers == 1:
-            for number in range(len(self.chunks)):
-                yield _do_chunk(self.local, self.units, self.chunks, number, job)
-            return
-        if first:
-            self._start(model)
-        else:
-            for pipe in self.pipes:
-                pipe.send(job)
-        pending: dict[int, object] = {}
-        for number in range(len(self.chunks)):
-            while number not in pending:
-                for pipe in multiprocessing.connection.wait(self.pipes):
-                    try:
-                        message = pipe.recv()
-                    except EOFError:
-                        raise TrainerError("a unigram training worker process died.") from None
-                    if message[0] == "error":
-                        raise TrainerError("a unigram training worker failed: %s" % message[1])
-                    pending[message[0]] = message[1]
-            yield pending.pop(number)
-
-    def _start(self, model: _Model) -> None:
-        model.table  # built once, before the workers fork
-        context = multiprocessing.get_context("fork")
-        gc.freeze()  # the children's collector then leaves inherited objects alone
-        try:
-            for w in range(self.workers):
-                parent, child = context.Pipe()
-                process = context.Process(target=_worker_main,
-                                          args=(child, self.units, self.chunks, w, self.workers,
-                                                model), daemon=True)
-                process.start()
-                child.close()
-                self.pipes.append(parent)
-                self.processes.append(process)
-        finally:
-            gc.unfreeze()
+        return self.workers.run(job)
 
     def close(self) -> None:
-        """Stop the workers (they end on None or a closed pipe) and drop the lattices."""
-        for pipe in self.pipes:
-            try:
-                pipe.send(None)
-                pipe.close()
-            except OSError:
-                pass
-        for process in self.processes:
-            process.join(timeout=5)
-            if process.is_alive():
-                process.terminate()
-        self.pipes, self.processes = [], []
-        self.local.clear()
+        """Stop the workers and drop the lattices."""
+        self.workers.close()
 
 
-def _do_chunk(store: dict, units, chunks, number: int, job: tuple):
+def _do_chunk(shared: tuple, store: dict, number: int, job: tuple):
     """One job on chunk ``number`` (building it first if needed): its result."""
+    units, chunks = shared
     kind = job[0]
     lo, hi = chunks[number]
     if kind == "build":
@@ -794,26 +686,6 @@ def _do_chunk(store: dict, units, chunks, number: int, job: tuple):
         total = tokens
     values[0] += values[-1]  # unknown nodes count for piece 0
     return array("d", values[:size]), total
-
-
-def _worker_main(pipe, units, chunks, worker: int, workers: int, model: _Model) -> None:
-    """A worker: owns chunks ``worker, worker + workers, ...``; first builds them."""
-    store: dict[int, UnitLattices] = {}
-    mine = range(worker, len(chunks), workers)
-    job = ("build", model)
-    try:
-        while job is not None:
-            for number in mine:
-                pipe.send((number, _do_chunk(store, units, chunks, number, job)))
-            job = pipe.recv()
-    except (EOFError, KeyboardInterrupt):
-        pass
-    except BaseException as error:  # report, then quit
-        import traceback
-        try:
-            pipe.send(("error", "".join(traceback.format_exception(error))))
-        except OSError:
-            pass
 
 
 # ----------------------------------------------------------------------------
@@ -851,11 +723,23 @@ def run_m_step(pieces: list[tuple[str, float]], expected: list[float]) -> list[t
     return [(piece, f32(digamma(count) - logsum)) for piece, count in kept]
 
 
-def _piece_chunks(pieces) -> list[tuple[int, int]]:
-    return _Runner.chunk(pieces, lambda p: len(p[0]) * 4)
+def _piece_cost(entry: tuple[str, float]) -> int:
+    return len(entry[0]) * 4
 
 
-def prune(pieces: list[tuple[str, float]], model: _Model, runner: _Runner,
+def _alternatives(model: _Model, pieces: list[tuple[str, float]], num_threads: int) -> list:
+    """:func:`piece_alternatives` of every piece, in chunks of pieces (in
+    worker processes when they are many)."""
+    model.table  # built once, before workers fork
+    tasks = chunk_bounds(pieces, _piece_cost, PRUNE_CHUNK_COST)
+    verdicts: list = []
+    for part in _ordered(_alternatives_range, tasks, sum(map(_piece_cost, pieces)), num_threads,
+                         (model, pieces)):
+        verdicts.extend(part)
+    return verdicts
+
+
+def prune(pieces: list[tuple[str, float]], model: _Model, num_threads: int,
           lattices: "_LatticeRunner", desired: int,
           shrinking_factor: float) -> tuple[list[tuple[str, float]], int]:
     """Keep the pieces whose removal would cost the most (``PruneSentencePieces``).
@@ -869,12 +753,7 @@ def prune(pieces: list[tuple[str, float]], model: _Model, runner: _Runner,
     ``max(desired, shrinking_factor * size)``. Returns the pieces and the
     Viterbi token count.
     """
-    piece_chunks = _piece_chunks(pieces)
-    model.table  # built once, before workers fork
-    alternatives: list = []
-    for part in runner.results(_alternatives_range, piece_chunks,
-                               sum(len(p) for p, _ in pieces) * 4, model=model, pieces=pieces):
-        alternatives.extend(part)
+    alternatives = _alternatives(model, pieces, num_threads)
     freq = [0.0] * model.size
     tokens = 0
     for part, count in lattices.run("viterbi", model, pieces):
@@ -908,18 +787,14 @@ def prune(pieces: list[tuple[str, float]], model: _Model, runner: _Runner,
     return kept, tokens
 
 
-def prune_unreachable(pieces: list[tuple[str, float]], runner: _Runner) -> list[tuple[str, float]]:
+def prune_unreachable(pieces: list[tuple[str, float]],
+                      num_threads: int = 1) -> list[tuple[str, float]]:
     """Drop pieces the encoder could never output (0.2.3's ``PruneUnreachableSentencePieces``).
 
     A piece whose own string is better segmented otherwise can never be on
     a best path. (0.2.3 logs this step; its exact rule is not public.)
     """
-    model = _Model(pieces)
-    model.table  # built once, before workers fork
-    verdicts: list = []
-    for part in runner.results(_alternatives_range, _piece_chunks(pieces),
-                               sum(len(p) for p, _ in pieces) * 4, model=model, pieces=pieces):
-        verdicts.extend(part)
+    verdicts = _alternatives(_Model(pieces), pieces, num_threads)
     return [entry for entry, verdict in zip(pieces, verdicts) if verdict is not False]
 
 
@@ -973,9 +848,8 @@ def train(corpus, options, progress=None) -> list[tuple[str, float]]:
     try:
         validator = PieceValidator(options)
         units, entries = collect_units(corpus, options)
-        runner = _Runner(units, options.num_threads)
         lattices = _LatticeRunner(units, options.num_threads)
-        pieces = make_seed_pieces(corpus, options, entries, validator, runner)
+        pieces = make_seed_pieces(corpus, options, entries, validator, options.num_threads)
         del entries
         if not pieces:
             raise TrainerError("no character to train on: every character of the corpus is "
@@ -993,7 +867,7 @@ def train(corpus, options, progress=None) -> list[tuple[str, float]]:
                              % (sub_iter, len(pieces), objective, time.time() - started), step=True)
             model = _Model(pieces)
             before = len(pieces)
-            pieces, tokens = prune(pieces, model, runner, lattices, desired,
+            pieces, tokens = prune(pieces, model, options.num_threads, lattices, desired,
                                    options.shrinking_factor)
             del model
             reporter.log("prune size=%d->%d num_tokens=%d num_tokens/piece=%g (%.1fs)"
@@ -1003,7 +877,7 @@ def train(corpus, options, progress=None) -> list[tuple[str, float]]:
                 break
         lattices.close()
         before = len(pieces)
-        pieces = prune_unreachable(pieces, runner)
+        pieces = prune_unreachable(pieces, options.num_threads)
         if len(pieces) != before:
             reporter.log("pruned %d unreachable pieces out of %d" % (before - len(pieces), before))
         return finalize(pieces, corpus.alphabet, options.vocab_size - len(corpus.meta))
