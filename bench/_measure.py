@@ -81,6 +81,13 @@ def timed(cmd: list[str], name: str) -> float:
 def measured(cmd: list[str], name: str) -> tuple[float, float]:
     """Wall time (s) and peak memory (MB) of ``cmd`` and its process tree
     (the time includes the sampling's cost, see :func:`timed`)."""
+    return measured_with_cpu(cmd, name)[:2]
+
+
+def measured_with_cpu(cmd: list[str], name: str) -> tuple[float, float, float]:
+    """:func:`measured`, and the CPU time (s, user + system) of ``cmd`` and
+    the descendants it waited for: on a loaded machine it varies much less
+    than the wall time."""
     start = time.perf_counter()
     process = subprocess.Popen(cmd)
     sampler = Sampler(process.pid)
@@ -94,6 +101,7 @@ def measured(cmd: list[str], name: str) -> tuple[float, float]:
     sampler.join()
     if process.returncode != 0:
         sys.exit("bench: %s failed (exit %d)" % (name, process.returncode))
-    return elapsed, max(sampler.peak_kb, usage.ru_maxrss) / 1024.0
+    return (elapsed, max(sampler.peak_kb, usage.ru_maxrss) / 1024.0,
+            usage.ru_utime + usage.ru_stime)
 
 

@@ -4,7 +4,7 @@ For a refactor that must change nothing: runs ``python -m subtok train``
 of checkout A and of checkout B (each from its own root, so each imports
 its own ``subtok``) on one input, for each model type and ``num_threads``
 value, ROUNDS times, alternating which checkout goes first. Prints the
-wall time and peak memory of every run (process tree, see
+wall time, CPU time and peak memory of every run (process tree, see
 ``_measure.py``), the load average before each round, the median and
 spread per checkout, and whether every .model/.vocab pair is byte-identical
 across checkouts and thread counts. The output prefix is the same path for
@@ -25,18 +25,18 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _measure import measured
+from _measure import measured_with_cpu
 
 
 def train(root: Path, corpus: Path, prefix: Path, model_type: str, threads: int,
-          vocab_size: int) -> tuple[float, float]:
+          vocab_size: int) -> tuple[float, float, float]:
     cmd = [sys.executable, "-m", "subtok", "train", "--input", str(corpus),
            "--model_prefix", str(prefix), "--model_type", model_type,
            "--vocab_size", str(vocab_size), "--num_threads", str(threads), "--quiet"]
     cwd = os.getcwd()
     os.chdir(root)  # python -m imports the checkout's subtok from the current directory
     try:
-        return measured(cmd, "%s %s" % (root, model_type))
+        return measured_with_cpu(cmd, "%s %s" % (root, model_type))
     finally:
         os.chdir(cwd)
 
@@ -65,23 +65,23 @@ def main() -> None:
             order = "AB" if number % 2 == 0 else "BA"
             for model_type, threads in configs:
                 for side in order:
-                    wall, peak = train(roots[side], corpus, prefix, model_type, threads,
-                                       args.vocab_size)
-                    times.setdefault((side, model_type, threads), []).append((wall, peak))
+                    run = train(roots[side], corpus, prefix, model_type, threads, args.vocab_size)
+                    times.setdefault((side, model_type, threads), []).append(run)
                     keep = tmp / ("%s_%s_%d_%d" % (side, model_type, threads, number))
                     keep.mkdir()
                     for suffix in (".model", ".vocab"):
                         shutil.move(str(prefix.with_suffix(suffix)), keep / ("m" + suffix))
-                    print("  %s %-7s threads=%d  %7.1f s  %7.0f MB"
-                          % (side, model_type, threads, wall, peak), flush=True)
-        print("median wall s (min-max) / median peak MB (min-max):")
+                    print("  %s %-7s threads=%d  wall %6.1f s  cpu %6.1f s  peak %5.0f MB"
+                          % (side, model_type, threads, run[0], run[2], run[1]), flush=True)
+        print("median (min-max): wall s, cpu s, peak MB")
         for (side, model_type, threads), runs in sorted(times.items(),
                                                         key=lambda kv: kv[0][1:] + kv[0][:1]):
-            walls = [w for w, _ in runs]
-            peaks = [p for _, p in runs]
-            print("  %s %-7s threads=%d  %6.1f (%.1f-%.1f)  %6.0f (%.0f-%.0f)"
-                  % (side, model_type, threads, statistics.median(walls), min(walls), max(walls),
-                     statistics.median(peaks), min(peaks), max(peaks)))
+            cells = []
+            for column in (0, 2, 1):
+                values = [run[column] for run in runs]
+                cells.append("%6.1f (%.1f-%.1f)" % (statistics.median(values), min(values),
+                                                   max(values)))
+            print("  %s %-7s threads=%d  %s" % (side, model_type, threads, "  ".join(cells)))
         for model_type in args.types.split(","):
             files = sorted(tmp.glob("?_%s_*" % model_type))
             reference = [(files[0] / n).read_bytes() for n in ("m.model", "m.vocab")]

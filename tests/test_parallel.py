@@ -273,3 +273,51 @@ def test_persistent_pass_left_early_stops_the_workers(no_leftovers):
     assert next(results) == 0
     results.close()
     assert team.team == []
+
+
+_ORPHAN_SCRIPT = """
+import os, sys, time
+from subtok import parallel
+
+def slow(shared, store, task, job):
+    time.sleep(0.05)
+    return task
+
+team = parallel.PersistentWorkers(slow, 40, 2)
+results = team.run(0)
+next(results)  # mid-pass: the workers go on sending results nobody reads
+print(" ".join(str(worker.process.pid) for worker in team.team), flush=True)
+time.sleep(60)
+"""
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as handle:
+            stat = handle.read()
+    except OSError:
+        return False
+    return stat[stat.rindex(b")") + 2:].split()[0] != b"Z"
+
+
+@forks
+def test_workers_end_when_their_parent_is_killed():
+    """Each worker holds no copy of any worker's parent end (its own
+    included), so the parent's death closes their pipes and they end."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    parent = subprocess.Popen([sys.executable, "-c", _ORPHAN_SCRIPT], stdout=subprocess.PIPE,
+                              cwd=Path(__file__).resolve().parents[1])
+    pids = [int(pid) for pid in parent.stdout.readline().split()]
+    assert len(pids) == 2
+    parent.kill()
+    parent.wait()
+    parent.stdout.close()
+    deadline = time.monotonic() + 30
+    while any(map(_running, pids)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = [pid for pid in pids if _running(pid)]
+    for pid in left:  # do not leave them behind even when the test fails
+        os.kill(pid, signal.SIGKILL)
+    assert left == []
