@@ -1,0 +1,256 @@
+"""BPE with a merge list, as Hugging Face ``tokenizers`` runs it
+(``tokenizers/src/models/bpe/{model,word}.rs``).
+
+This is not SentencePiece's BPE (:mod:`subtok.models.bpe`), which merges by
+piece score and stores no merges. Here a word starts as its characters
+(each looked up in the vocabulary, with ``continuing_subword_prefix`` on
+all but the first and ``end_of_word_suffix`` on the last; a character not
+in the vocabulary becomes its byte tokens ``<0xNN>`` with ``byte_fallback``,
+else the unknown token, runs of which ``fuse_unk`` joins, else nothing),
+then adjacent pairs are merged by rank: always the pair of lowest rank,
+leftmost first, through a priority queue exactly like ``Word::merge_all``
+(a queued pair that no longer holds is skipped when it comes up, unless
+the symbols now there merge into the same token).
+
+Dropout (BPE-dropout): each time a merge comes up it is skipped with
+probability ``dropout``; skipped merges return to the queue once a merge is
+done. ``tokenizers`` draws from an unseeded thread generator; here the
+model draws from ``self.rng`` (a ``random.Random``), seeded by the
+``seed`` given to the constructor (None: from the system), so a seed fixes
+the sequence of segmentations a process produces. With dropout the cache
+is bypassed, as in ``tokenizers``.
+
+Token spans are kept in UTF-8 bytes while merging, as ``tokenizers`` keeps
+them, because a byte token stands for part of a character; they are turned
+into character spans at the end (a token covers every character one of its
+bytes belongs to).
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+
+from subtok.errors import EncodeError, ModelFileError
+from subtok.formats.json_fields import field
+from subtok.models.tokens import VocabModel, WordTokens
+
+Pair = tuple[int, int]
+
+
+class MergeBPE(VocabModel):
+    """A ``tokenizer.json`` BPE model."""
+
+    def __init__(self, vocab: dict[str, int], merges: list[tuple[str, str]], *,
+                 unk_token: str | None = None, continuing_subword_prefix: str | None = None,
+                 end_of_word_suffix: str | None = None, fuse_unk: bool = False,
+                 byte_fallback: bool = False, ignore_merges: bool = False,
+                 dropout: float | None = None, seed: int | None = None, where: str = "") -> None:
+        super().__init__(vocab)
+        if dropout is not None and not 0.0 <= dropout <= 1.0:
+            raise ModelFileError("%s: dropout should be between 0 and 1, not %r." % (where, dropout))
+        self.unk_token = unk_token
+        self.prefix = continuing_subword_prefix
+        self.suffix = end_of_word_suffix
+        self.fuse_unk = fuse_unk
+        self.byte_fallback = byte_fallback
+        self.ignore_merges = ignore_merges
+        self.dropout = dropout or None
+        self.rng = random.Random(seed)
+        self.merges = self._merge_table(merges, where)
+        self._byte_ids = [vocab.get("<0x%02X>" % b) for b in range(256)]
+
+    def _merge_table(self, merges: list[tuple[str, str]], where: str) -> dict[Pair, tuple[int, int]]:
+        """(left id, right id) -> (rank, merged id). The merged token is the
+        left one followed by the right one less the prefix's length in
+        bytes (``BpeBuilder::build``); a pair listed twice keeps its last
+        rank."""
+        vocab = self.vocab
+        cut = len(self.prefix.encode("utf-8")) if self.prefix else 0
+        table: dict[Pair, tuple[int, int]] = {}
+        for rank, (left, right) in enumerate(merges):
+            merged = left + right.encode("utf-8")[cut:].decode("utf-8", "replace") if cut else left + right
+            ids = [vocab.get(left), vocab.get(right), vocab.get(merged)]
+            for token, token_id in zip((left, right, merged), ids):
+                if token_id is None:
+                    raise ModelFileError("%s: merge %d (%r %r) names %r, which is not in the "
+                                         "vocabulary." % (where, rank + 1, left, right, token))
+            table[(ids[0], ids[1])] = (rank, ids[2])
+        return table
+
+    @classmethod
+    def from_json(cls, spec: dict, where: str = "", seed: int | None = None) -> MergeBPE:
+        vocab = vocab_field(spec, where)
+        merges = merges_field(spec, where)
+        optional = {name: field(spec, name, str, where, None)
+                    for name in ("unk_token", "continuing_subword_prefix", "end_of_word_suffix")}
+        flags = {name: field(spec, name, bool, where, None) or False
+                 for name in ("fuse_unk", "byte_fallback", "ignore_merges")}
+        dropout = field(spec, "dropout", float, where, None)
+        return cls(vocab, merges, **optional, **flags, dropout=dropout, seed=seed, where=where)
+
+    # -- encoding ------------------------------------------------------------
+    def encode_word(self, word: str) -> WordTokens:
+        if self.dropout is None:
+            return super().encode_word(word)
+        return self.segment(word)
+
+    def segment(self, word: str) -> WordTokens:
+        if self.ignore_merges:
+            whole = self.vocab.get(word)
+            if whole is not None:
+                return WordTokens((whole,), (word,), ((0, len(word)),))
+        ids, lengths = self._symbols(word)
+        ids, lengths = self._merge(ids, lengths)
+        values = tuple(self.tokens_by_id[i] for i in ids)
+        return WordTokens(tuple(ids), values, _char_spans(word, lengths))
+
+    def _unk_id(self) -> int:
+        unk_id = self.vocab.get(self.unk_token)  # type: ignore[arg-type]
+        if unk_id is None:
+            raise EncodeError("the unknown token %r is not in the vocabulary." % self.unk_token)
+        return unk_id
+
+    def _symbols(self, word: str) -> tuple[list[int], list[int]]:
+        """The word's first symbols (``BPE::merge_word`` before merging):
+        ids and lengths in bytes."""
+        vocab, prefix, suffix = self.vocab, self.prefix, self.suffix
+        ids: list[int] = []
+        lengths: list[int] = []
+        unk: list[int] | None = None  # the pending unknown symbol: [id, length]
+        last = len(word) - 1
+        for i, char in enumerate(word):
+            size = len(char.encode("utf-8", "surrogatepass"))
+            token = char
+            if i and prefix:
+                token = prefix + token
+            if i == last and suffix:
+                token = token + suffix
+            token_id = vocab.get(token)
+            if token_id is not None:
+                if unk is not None:
+                    ids.append(unk[0])
+                    lengths.append(unk[1])
+                    unk = None
+                ids.append(token_id)
+                lengths.append(size)
+                continue
+            if self.byte_fallback:
+                byte_ids = [self._byte_ids[b] for b in token.encode("utf-8", "surrogatepass")]
+                if None not in byte_ids:
+                    ids.extend(byte_ids)  # type: ignore[arg-type]
+                    lengths.extend([1] * len(byte_ids))
+                    continue
+            if self.unk_token is not None:
+                if unk is not None and self.fuse_unk:
+                    unk[1] += size
+                    continue
+                if unk is not None:
+                    ids.append(unk[0])
+                    lengths.append(unk[1])
+                unk = [self._unk_id(), size]
+        if unk is not None:
+            ids.append(unk[0])
+            lengths.append(unk[1])
+        return ids, lengths
+
+    def _merge(self, ids: list[int], lengths: list[int]) -> tuple[list[int], list[int]]:
+        """``Word::merge_all``: symbols linked both ways, a min-queue of
+        (rank, position, merged id); a merged-away symbol gets length 0."""
+        merges = self.merges
+        count = len(ids)
+        prev = list(range(-1, count - 1))
+        nxt = list(range(1, count + 1))
+        nxt[-1:] = [-1] if count else []
+        queue = []
+        for pos in range(count - 1):
+            found = merges.get((ids[pos], ids[pos + 1]))
+            if found is not None:
+                queue.append((found[0], pos, found[1]))
+        heapq.heapify(queue)
+        dropout, rng, skipped = self.dropout, self.rng, []
+        while queue:
+            top = heapq.heappop(queue)
+            if dropout is not None and rng.random() < dropout:
+                skipped.append(top)
+                continue
+            for item in skipped:
+                heapq.heappush(queue, item)
+            skipped = []
+            _, pos, new_id = top
+            right = nxt[pos]
+            if lengths[pos] == 0 or right == -1:
+                continue
+            current = merges.get((ids[pos], ids[right]))
+            if current is None or current[1] != new_id:
+                continue
+            ids[pos] = new_id
+            lengths[pos] += lengths[right]
+            lengths[right] = 0
+            nxt[pos] = nxt[right]
+            if nxt[pos] != -1:
+                prev[nxt[pos]] = pos
+            before = prev[pos]
+            if before >= 0:
+                found = merges.get((ids[before], new_id))
+                if found is not None:
+                    heapq.heappush(queue, (found[0], before, found[1]))
+            after = nxt[pos]
+            if after != -1:
+                found = merges.get((new_id, ids[after]))
+                if found is not None:
+                    heapq.heappush(queue, (found[0], pos, found[1]))
+        kept = [i for i in range(count) if lengths[i]]
+        return [ids[i] for i in kept], [lengths[i] for i in kept]
+
+
+def _char_spans(word: str, lengths: list[int]) -> tuple[tuple[int, int], ...]:
+    """Byte lengths of consecutive tokens -> their character spans in the
+    word (a token covers each character one of its bytes is in)."""
+    if word.isascii():
+        spans = []
+        position = 0
+        for size in lengths:
+            spans.append((position, position + size))
+            position += size
+        return tuple(spans)
+    char_at = [i for i, c in enumerate(word) for _ in range(len(c.encode("utf-8", "surrogatepass")))]
+    total = len(char_at)
+    spans = []
+    position = 0
+    for size in lengths:
+        first = char_at[position] if position < total else len(word) + position - total
+        end = position + size
+        last = char_at[end - 1] + 1 if end - 1 < total else len(word) + end - total
+        spans.append((first, last))
+        position = end
+    return tuple(spans)
+
+
+def vocab_field(spec: dict, where: str) -> dict[str, int]:
+    """A ``{token: id}`` vocabulary."""
+    vocab = field(spec, "vocab", dict, where)
+    for token, token_id in vocab.items():
+        if isinstance(token_id, bool) or not isinstance(token_id, int) or token_id < 0:
+            raise ModelFileError("%s: vocabulary id of %r must be a non-negative integer, not %r."
+                                 % (where, token, token_id))
+    return vocab
+
+
+def merges_field(spec: dict, where: str) -> list[tuple[str, str]]:
+    """Merges as ``["a b", ...]`` (tokenizers 0.19) or ``[["a", "b"], ...]``
+    (0.20 on); a string must split on one space into exactly two parts."""
+    merges = field(spec, "merges", list, where)
+    out = []
+    for rank, merge in enumerate(merges):
+        if isinstance(merge, str):
+            parts = merge.split(" ")
+        elif isinstance(merge, list) and all(isinstance(p, str) for p in merge):
+            parts = merge
+        else:
+            parts = []
+        if len(parts) != 2:
+            raise ModelFileError("%s: merge %d must be \"a b\" or [\"a\", \"b\"], not %r."
+                                 % (where, rank + 1, merge))
+        out.append((parts[0], parts[1]))
+    return out
