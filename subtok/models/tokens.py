@@ -53,7 +53,7 @@ class VocabModel:
     def __init__(self, vocab: dict[str, int]) -> None:
         self.vocab = vocab
         # Several tokens with one id: the last one read wins.
-        self.tokens_by_id = {token_id: token for token, token_id in vocab.items()}
+        self.tokens_by_id = dict(zip(vocab.values(), vocab.keys()))
         self._cache: dict[str, WordTokens] = {}
 
     def __getstate__(self) -> dict:

@@ -142,23 +142,39 @@ class AlignedString:
         next old character and removes the n after it. ``initial_offset``
         old characters are removed before the first item.
         """
-        if self.align is None:
-            self.text = "".join([c for c, _ in items])
-            return
-        align = self.align
+        self.transform_segments([(0, len(self.text), items)], initial_offset)
+
+    def transform_segments(self, segments: Iterable[tuple[int, int, Iterable[tuple[str, int]]]],
+                           initial_offset: int = 0) -> None:
+        """:meth:`transform` of some ranges only, in order and apart; the
+        text between them stays as it is (as if each of its characters
+        were given with change 0)."""
+        text, align = self.text, self.align
         empty = (self.start, self.start)
-        pos = initial_offset
         chars: list[str] = []
         spans: list[Span] = []
-        for char, change in items:
-            if change > 0:
-                spans.append(align[pos - 1] if pos >= 1 else empty)
-            else:
-                spans.append(align[pos])
-                pos += 1 - change
-            chars.append(char)
+        last = 0
+        for begin, stop, items in segments:
+            chars.append(text[last:begin])
+            if align is not None:
+                spans.extend(align[last:begin])
+            pos = begin + initial_offset
+            initial_offset = 0
+            for char, change in items:
+                chars.append(char)
+                if align is None:
+                    continue
+                if change > 0:
+                    spans.append(align[pos - 1] if pos >= 1 else empty)
+                else:
+                    spans.append(align[pos])
+                    pos += 1 - change
+            last = stop
+        chars.append(text[last:])
         self.text = "".join(chars)
-        self.align = spans
+        if align is not None:
+            spans.extend(align[last:])
+            self.align = spans
 
     def replace_matches(self, matches: Iterable[Span], content: str) -> None:
         """Replace each (non-overlapping, ordered) range by ``content``

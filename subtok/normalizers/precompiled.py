@@ -1,8 +1,8 @@
 """The Precompiled normalizer of ``tokenizer.json``: a SentencePiece charsmap
 applied the way ``tokenizers`` applies it.
 
-The charsmap is the blob of a SentencePiece model (base64 in the JSON);
-:func:`subtok.normalizers.charsmap.decode_charsmap` reads it into a dict.
+The charsmap is the blob of a SentencePiece model (base64 in the JSON),
+looked up in place by :class:`subtok.normalizers.charsmap.CharsMap`.
 ``tokenizers`` does not apply it as SentencePiece does (longest match over
 the text). Following ``normalizers/precompiled.rs`` and the
 ``spm_precompiled`` crate (``Precompiled::transform``):
@@ -31,50 +31,54 @@ import regex
 from subtok.errors import ModelFileError, NormalizerError
 from subtok.formats.json_fields import field
 from subtok.normalizers.aligned import AlignedString, TextNormalizer
-from subtok.normalizers.charsmap import decode_charsmap
+from subtok.normalizers.charsmap import load_rules
 
 _GRAPHEME = regex.compile(r"\X")
 Item = tuple[str, int]
 
 
 class Precompiled(TextNormalizer):
-    """A decoded charsmap, applied per grapheme cluster."""
+    """A charsmap, applied per grapheme cluster."""
 
-    def __init__(self, rules: dict[str, str]) -> None:
-        self.rules = {k: v for k, v in rules.items() if k and "\0" not in k}
-        singles = "".join(sorted(k for k in self.rules if len(k) == 1))
-        self._longest = max(map(len, self.rules), default=0)
+    def __init__(self, blob: bytes) -> None:
+        self.rules = load_rules(blob)
+        singles = "".join(sorted(self.rules.trigger_chars))
         self._singles = regex.compile("[%s]" % regex.escape(singles)) if singles else None
 
     @classmethod
     def from_json(cls, spec: dict, where: str = "") -> Precompiled:
         encoded = field(spec, "precompiled_charsmap", str, where, default=None)
         try:
-            blob = base64.b64decode(encoded or "", validate=True)
-            return cls(decode_charsmap(blob))
+            return cls(base64.b64decode(encoded or "", validate=True))
         except (binascii.Error, ValueError) as exc:
             raise ModelFileError("%s: precompiled_charsmap is not base64: %s." % (where, exc)) from None
         except NormalizerError as exc:
             raise ModelFileError("%s: %s" % (where, exc)) from None
 
     def lookup(self, chunk: str) -> str | None:
-        """The target of the shortest prefix of ``chunk`` that is a key."""
-        for size in range(1, min(len(chunk), self._longest) + 1):
-            target = self.rules.get(chunk[:size])
-            if target is not None:
-                return target
+        """The target of the shortest prefix of ``chunk`` that is a key: the
+        longest key within the first n characters, for n = 1, 2, ... (a key
+        found there is n characters long, or it would have been found for a
+        smaller n)."""
+        for size in range(1, len(chunk) + 1):
+            if chunk[size - 1] == "\0":
+                return None
+            found = self.rules.longest_match(chunk[:size], 0)
+            if found is not None:
+                return found[0]
         return None
 
     def _untouched(self, text: str) -> bool:
-        """No cluster can change: no character is a key on its own and
-        every cluster is one character (a longer key needs a longer one)."""
+        """No cluster can change: no character is part of a key on its own
+        account and every cluster is one character (a longer key needs a
+        longer cluster)."""
         if self._singles is not None and self._singles.search(text):
             return False
         return len(_GRAPHEME.findall(text)) == len(text)
 
     def normalize_aligned(self, text: AlignedString) -> None:
         value = text.text
-        if not self.rules or self._untouched(value):
+        if self._singles is None or self._untouched(value):
             return
         items: list[Item] = []
         modified = False

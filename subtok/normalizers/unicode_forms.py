@@ -10,17 +10,24 @@ The text a form produces is the standard one, so ``unicodedata`` gives it
 (and says when nothing changes, the common case). Only when alignments are
 wanted and the text changes, or the text holds a character Unicode 9.0 had
 not assigned (which the crate leaves alone), do we replay the crate's
-algorithm character by character: decompose each character (its first
-part marked 0, the rest 1), sort each run of non-starters by combining
-class (stable, so the marks travel with their characters), and for the
-composed forms compose as ``Recompositions`` does, where a composite of
-``k`` and ``c`` carries ``change(k) + change(c) - 1``.
+algorithm: decompose each character (its first part marked 0, the rest
+1), sort each run of non-starters by combining class (stable, so the marks
+travel with their characters), and for the composed forms compose as
+``Recompositions`` does, where a composite of ``k`` and ``c`` carries
+``change(k) + change(c) - 1``.
+
+The replay runs only over the runs of characters the form can touch
+(:func:`touchable`): a starter without a decomposition that nothing
+composes onto comes out unchanged with change 0, and no reordering or
+composition crosses it, so the text between runs keeps its spans.
 """
 
 from __future__ import annotations
 
 import functools
 import unicodedata
+
+import regex
 
 from subtok.normalizers.aligned import AlignedString, TextNormalizer
 from subtok.normalizers.old_unicode import assigned_9, newer_than_9
@@ -154,6 +161,53 @@ def composed(items: list[Item]) -> list[Item]:
     return out
 
 
+@functools.cache
+def touchable(compat: bool, composes: bool) -> regex.Pattern:
+    """Runs of characters a form may change: those with a decomposition
+    (canonical, or any with ``compat``) or a combining class, Hangul
+    syllables, and for the composed forms every character that is the
+    second half of a composite (Hangul vowels and trailing consonants,
+    some vowel signs of class 0); all as Unicode 9.0 had them."""
+    codes = set(range(_S_BASE, _S_BASE + _S_COUNT))
+    for code in range(0x30000):
+        char = chr(code)
+        if not assigned_9(code):
+            continue
+        mapping = unicodedata.decomposition(char)
+        if unicodedata.combining(char) or (mapping and (compat or not mapping.startswith("<"))):
+            codes.add(code)
+    if composes:
+        codes.update(ord(second) for _, second in _composites())
+        codes.update(range(_V_BASE, _V_BASE + _V_COUNT))
+        codes.update(range(_T_BASE + 1, _T_BASE + _T_COUNT))
+    return regex.compile("[%s]+" % "".join("\\U%08x-\\U%08x" % pair for pair in _ranges(codes)))
+
+
+def _ranges(codes: set[int]) -> list[tuple[int, int]]:
+    out: list[list[int]] = []
+    for code in sorted(codes):
+        if out and out[-1][1] + 1 == code:
+            out[-1][1] = code
+        else:
+            out.append([code, code])
+    return [(a, b) for a, b in out]
+
+
+def _runs(text: str, compat: bool, composes: bool) -> list[tuple[int, int]]:
+    """The runs to replay; for the composed forms each starts one character
+    early, at the starter the run may compose onto."""
+    runs: list[list[int]] = []
+    for found in touchable(compat, composes).finditer(text):
+        begin, stop = found.span()
+        if composes and begin:
+            begin -= 1
+        if runs and begin <= runs[-1][1]:
+            runs[-1][1] = stop
+        else:
+            runs.append([begin, stop])
+    return [(a, b) for a, b in runs]
+
+
 class _Form(TextNormalizer):
     """One normalization form; subclasses name it."""
 
@@ -167,14 +221,17 @@ class _Form(TextNormalizer):
 
     def normalize_aligned(self, text: AlignedString) -> None:
         value = text.text
-        exact = newer_than_9().search(value) is None
+        exact = value.isascii() or newer_than_9().search(value) is None
         if exact and unicodedata.is_normalized(self.form, value):
             return
         if exact and text.align is None:
             text.set_text(unicodedata.normalize(self.form, value))
             return
-        items = decomposed(value, self.compat)
-        text.transform(composed(items) if self.composes else items)
+        segments = []
+        for begin, stop in _runs(value, self.compat, self.composes):
+            items = decomposed(value[begin:stop], self.compat)
+            segments.append((begin, stop, composed(items) if self.composes else items))
+        text.transform_segments(segments)
 
 
 class NFD(_Form):

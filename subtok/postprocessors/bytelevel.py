@@ -12,6 +12,8 @@ from subtok.formats.json_fields import field
 #: "Ġ" (the byte character of a space) or any White_Space character.
 _LEADING = regex.compile(r"\A[\u0120\s]*")
 _TRAILING = regex.compile(r"[\u0120\s]*\Z")
+#: Quick test before the regexes: most tokens neither start nor end with a space.
+_SPACE_ENDS = frozenset("\u0120 ")
 
 
 def trim_offsets(encoding: Encoding, add_prefix_space: bool) -> None:
@@ -22,6 +24,9 @@ def trim_offsets(encoding: Encoding, add_prefix_space: bool) -> None:
     if offsets is None:
         return
     for i, token in enumerate(encoding.tokens):
+        if not token or (token[0] not in _SPACE_ENDS and token[-1] not in _SPACE_ENDS
+                         and not token[0].isspace() and not token[-1].isspace()):
+            continue
         leading = _LEADING.match(token).end()
         trailing = len(token) - _TRAILING.search(token).start()
         if not leading and not trailing:

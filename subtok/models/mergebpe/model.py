@@ -29,13 +29,24 @@ bytes belongs to).
 from __future__ import annotations
 
 import heapq
+import operator
 import random
+import re
+from operator import itemgetter
 
 from subtok.errors import EncodeError, ModelFileError
 from subtok.formats.json_fields import field
 from subtok.models.tokens import VocabModel, WordTokens
 
 Pair = tuple[int, int]
+
+#: Words of at most this many symbols are merged by rescanning their
+#: pair ranks (C-level min and index; cheaper in Python than a queue);
+#: longer ones through the queue, which does not cost the square of the
+#: length.
+_SCAN_LIMIT = 256
+#: The rank of a pair that does not merge.
+_NO_MERGE = 1 << 62
 
 
 class MergeBPE(VocabModel):
@@ -64,19 +75,24 @@ class MergeBPE(VocabModel):
         """(left id, right id) -> (rank, merged id). The merged token is the
         left one followed by the right one less the prefix's length in
         bytes (``BpeBuilder::build``); a pair listed twice keeps its last
-        rank."""
-        vocab = self.vocab
+        rank. Built column by column (C loops: 100k merges)."""
+        get = self.vocab.get
+        lefts = list(map(itemgetter(0), merges))
+        rights = list(map(itemgetter(1), merges))
         cut = len(self.prefix.encode("utf-8")) if self.prefix else 0
-        table: dict[Pair, tuple[int, int]] = {}
-        for rank, (left, right) in enumerate(merges):
-            merged = left + right.encode("utf-8")[cut:].decode("utf-8", "replace") if cut else left + right
-            ids = [vocab.get(left), vocab.get(right), vocab.get(merged)]
-            for token, token_id in zip((left, right, merged), ids):
-                if token_id is None:
-                    raise ModelFileError("%s: merge %d (%r %r) names %r, which is not in the "
-                                         "vocabulary." % (where, rank + 1, left, right, token))
-            table[(ids[0], ids[1])] = (rank, ids[2])
-        return table
+        if cut:
+            rights_cut = [r.encode("utf-8")[cut:].decode("utf-8", "replace") for r in rights]
+            merged = list(map(operator.add, lefts, rights_cut))
+        else:
+            merged = list(map(operator.add, lefts, rights))
+        columns = [list(map(get, tokens)) for tokens in (lefts, rights, merged)]
+        for tokens, ids in zip((lefts, rights, merged), columns):
+            if None in ids:
+                rank = ids.index(None)
+                raise ModelFileError("%s: merge %d (%r %r) names %r, which is not in the "
+                                     "vocabulary." % (where, rank + 1, lefts[rank], rights[rank],
+                                                      tokens[rank]))
+        return dict(zip(zip(columns[0], columns[1]), zip(range(len(merges)), columns[2])))
 
     @classmethod
     def from_json(cls, spec: dict, where: str = "", seed: int | None = None) -> MergeBPE:
@@ -100,10 +116,13 @@ class MergeBPE(VocabModel):
             whole = self.vocab.get(word)
             if whole is not None:
                 return WordTokens((whole,), (word,), ((0, len(word)),))
-        ids, lengths = self._symbols(word)
-        ids, lengths = self._merge(ids, lengths)
+        ids, lengths, in_bytes = self._symbols(word)
+        if self.dropout is None and len(ids) <= _SCAN_LIMIT:
+            self._merge(ids, lengths)
+        else:
+            ids, lengths = self._merge_with_queue(ids, lengths)
         values = tuple(self.tokens_by_id[i] for i in ids)
-        return WordTokens(tuple(ids), values, _char_spans(word, lengths))
+        return WordTokens(tuple(ids), values, _spans(word, lengths, in_bytes))
 
     def _unk_id(self) -> int:
         unk_id = self.vocab.get(self.unk_token)  # type: ignore[arg-type]
@@ -111,9 +130,23 @@ class MergeBPE(VocabModel):
             raise EncodeError("the unknown token %r is not in the vocabulary." % self.unk_token)
         return unk_id
 
-    def _symbols(self, word: str) -> tuple[list[int], list[int]]:
+    def _symbols(self, word: str) -> tuple[list[int], list[int], bool]:
         """The word's first symbols (``BPE::merge_word`` before merging):
-        ids and lengths in bytes."""
+        ids, lengths, and whether the lengths are in bytes (they are in
+        characters unless a byte token split a character)."""
+        if not self.prefix and not self.suffix:
+            ids = list(map(self.vocab.get, word))
+            if None not in ids:  # every character is a token
+                return ids, [1] * len(ids), False  # type: ignore[return-value]
+        ids, lengths = self._symbols_in_bytes(word)
+        if lengths == [len(c.encode("utf-8", "surrogatepass")) for c in word]:
+            return ids, [1] * len(ids), False  # one symbol per character
+        return ids, lengths, True
+
+    def _symbols_in_bytes(self, word: str) -> tuple[list[int], list[int]]:
+        """Every case of ``merge_word``: prefix and suffix, byte fallback,
+        unknown characters (fused or not, or dropped without an unknown
+        token); lengths in UTF-8 bytes, as tokenizers keeps them."""
         vocab, prefix, suffix = self.vocab, self.prefix, self.suffix
         ids: list[int] = []
         lengths: list[int] = []
@@ -154,9 +187,35 @@ class MergeBPE(VocabModel):
             lengths.append(unk[1])
         return ids, lengths
 
-    def _merge(self, ids: list[int], lengths: list[int]) -> tuple[list[int], list[int]]:
-        """``Word::merge_all``: symbols linked both ways, a min-queue of
-        (rank, position, merged id); a merged-away symbol gets length 0."""
+    def _merge(self, ids: list[int], lengths: list[int]) -> None:
+        """Merge in place, always the pair of lowest rank, the leftmost of
+        equal ones. This is what ``Word::merge_all``'s queue does without
+        dropout: the queue holds every live pair, and a stale entry never
+        passes its check (a merge only lengthens symbols, so the pair now
+        at its place makes a longer, different token). One scan per merge
+        costs less than a queue for words of a few symbols."""
+        get = self.merges.get
+        found = list(map(get, zip(ids, ids[1:])))
+        ranks = [m[0] if m else _NO_MERGE for m in found]
+        while ranks:
+            best = min(ranks)
+            if best == _NO_MERGE:
+                return
+            pos = ranks.index(best)  # the leftmost pair of that rank
+            ids[pos:pos + 2] = [found[pos][1]]
+            lengths[pos:pos + 2] = [lengths[pos] + lengths[pos + 1]]
+            del ranks[pos], found[pos]
+            for k in (pos - 1, pos):  # the two pairs the new symbol is in
+                if 0 <= k < len(ranks):
+                    m = found[k] = get((ids[k], ids[k + 1]))
+                    ranks[k] = m[0] if m else _NO_MERGE
+
+    def _merge_with_queue(self, ids: list[int], lengths: list[int]) -> tuple[list[int], list[int]]:
+        """``Word::merge_all`` step by step, for dropout and for long words
+        (where rescanning would cost the square of the length): symbols
+        linked both ways, a min-queue of (rank, position, merged id), a
+        merged-away symbol marked by length 0, with dropout a random draw
+        for each entry taken from the queue."""
         merges = self.merges
         count = len(ids)
         prev = list(range(-1, count - 1))
@@ -204,10 +263,10 @@ class MergeBPE(VocabModel):
         return [ids[i] for i in kept], [lengths[i] for i in kept]
 
 
-def _char_spans(word: str, lengths: list[int]) -> tuple[tuple[int, int], ...]:
-    """Byte lengths of consecutive tokens -> their character spans in the
-    word (a token covers each character one of its bytes is in)."""
-    if word.isascii():
+def _spans(word: str, lengths: list[int], in_bytes: bool) -> tuple[tuple[int, int], ...]:
+    """Lengths of consecutive tokens -> their character spans in the word;
+    a token of byte lengths covers each character one of its bytes is in."""
+    if not in_bytes or word.isascii():
         spans = []
         position = 0
         for size in lengths:
@@ -228,28 +287,39 @@ def _char_spans(word: str, lengths: list[int]) -> tuple[tuple[int, int], ...]:
 
 
 def vocab_field(spec: dict, where: str) -> dict[str, int]:
-    """A ``{token: id}`` vocabulary."""
+    """A ``{token: id}`` vocabulary (checked in C loops: 100k entries)."""
     vocab = field(spec, "vocab", dict, where)
-    for token, token_id in vocab.items():
-        if isinstance(token_id, bool) or not isinstance(token_id, int) or token_id < 0:
-            raise ModelFileError("%s: vocabulary id of %r must be a non-negative integer, not %r."
-                                 % (where, token, token_id))
+    if vocab and (not set(map(type, vocab.values())) <= {int} or min(vocab.values()) < 0):
+        token = next(t for t, i in vocab.items() if type(i) is not int or i < 0)
+        raise ModelFileError("%s: vocabulary id of %r must be a non-negative integer, not %r."
+                             % (where, token, vocab[token]))
     return vocab
+
+
+#: One legacy merge per line: two parts around exactly one space.
+_MERGE_LINE = re.compile(r"^([^ \n]*) ([^ \n]*)$", re.MULTILINE)
 
 
 def merges_field(spec: dict, where: str) -> list[tuple[str, str]]:
     """Merges as ``["a b", ...]`` (tokenizers 0.19) or ``[["a", "b"], ...]``
-    (0.20 on); a string must split on one space into exactly two parts."""
+    (0.20 on); a string must split on one space into exactly two parts.
+    Checked and split in C loops where possible (100k merges)."""
     merges = field(spec, "merges", list, where)
+    kinds = set(map(type, merges))
+    if kinds <= {str}:
+        joined = "\n".join(merges)
+        if joined.count("\n") == len(merges) - 1:  # no merge holds a newline
+            pairs = _MERGE_LINE.findall(joined)
+            if len(pairs) == len(merges):
+                return pairs
+    elif kinds <= {list} and set(map(len, merges)) <= {2}:
+        if (set(map(type, map(itemgetter(0), merges))) <= {str}
+                and set(map(type, map(itemgetter(1), merges))) <= {str}):
+            return list(map(tuple, merges))
     out = []
     for rank, merge in enumerate(merges):
-        if isinstance(merge, str):
-            parts = merge.split(" ")
-        elif isinstance(merge, list) and all(isinstance(p, str) for p in merge):
-            parts = merge
-        else:
-            parts = []
-        if len(parts) != 2:
+        parts = merge.split(" ") if isinstance(merge, str) else merge
+        if not isinstance(parts, list) or len(parts) != 2 or not all(isinstance(p, str) for p in parts):
             raise ModelFileError("%s: merge %d must be \"a b\" or [\"a\", \"b\"], not %r."
                                  % (where, rank + 1, merge))
         out.append((parts[0], parts[1]))

@@ -21,6 +21,7 @@ spanning the whole run.
 from __future__ import annotations
 
 import math
+from operator import itemgetter
 
 from subtok.errors import EncodeError, ModelFileError
 from subtok.formats.json_fields import field
@@ -46,18 +47,25 @@ class HFUnigram(VocabModel):
         self.byte_fallback = byte_fallback
         self.scores = {piece: pieces[i][1] for piece, i in self.vocab.items()}
         self.unk_score = min((s for _, s in pieces), default=math.inf) - UNK_PENALTY
-        #: every prefix of every piece: the lattice walk stops when it leaves them
-        self.prefixes = {piece[:n] for piece in self.vocab for n in range(1, len(piece) + 1)}
+        #: first character -> length of the longest piece starting with it
+        self.reach: dict[str, int] = {}
+        for piece in self.vocab:
+            if piece and len(piece) > self.reach.get(piece[0], 0):
+                self.reach[piece[0]] = len(piece)
 
     @classmethod
     def from_json(cls, spec: dict, where: str = "") -> HFUnigram:
         raw = field(spec, "vocab", list, where)
-        pieces = []
-        for i, item in enumerate(raw):
-            if (not isinstance(item, list) or len(item) != 2 or not isinstance(item[0], str)
-                    or isinstance(item[1], bool) or not isinstance(item[1], (int, float))):
-                raise ModelFileError("%s: vocab[%d] must be [piece, score], not %r." % (where, i, item))
-            pieces.append((item[0], float(item[1])))
+        # Checked column by column (C loops; 32k entries): every entry a
+        # [string, number] pair.
+        if (not set(map(type, raw)) <= {list} or not set(map(len, raw)) <= {2}
+                or not set(map(type, map(itemgetter(0), raw))) <= {str}
+                or not set(map(type, map(itemgetter(1), raw))) <= {int, float}):
+            bad = next(i for i, item in enumerate(raw)
+                       if not (isinstance(item, list) and len(item) == 2 and type(item[0]) is str
+                               and type(item[1]) in (int, float)))
+            raise ModelFileError("%s: vocab[%d] must be [piece, score], not %r." % (where, bad, raw[bad]))
+        pieces = list(zip(map(itemgetter(0), raw), map(float, map(itemgetter(1), raw))))
         unk_id = field(spec, "unk_id", int, where, None)
         if unk_id is not None and unk_id < 0:
             raise ModelFileError("%s: unk_id must not be negative." % where)
@@ -99,12 +107,11 @@ class HFUnigram(VocabModel):
         score = [0.0] * (size + 1)
         start_of: list[int | None] = [None] * (size + 1)
         is_unk = [False] * (size + 1)
-        prefixes, scores = self.prefixes, self.scores
+        reach, scores = self.reach, self.scores
         for begin in range(size):
             here = score[begin]
             single = False
-            end = begin + 1
-            while end <= size and word[begin:end] in prefixes:
+            for end in range(begin + 1, min(size, begin + reach.get(word[begin], 0)) + 1):
                 piece_score = scores.get(word[begin:end])
                 if piece_score is not None:
                     candidate = piece_score + here
@@ -112,7 +119,6 @@ class HFUnigram(VocabModel):
                         score[end], start_of[end] = candidate, begin
                         is_unk[end] = self.vocab[word[begin:end]] == self.unk_id
                     single = single or end == begin + 1
-                end += 1
             if not single:
                 candidate = self.unk_score + here
                 if start_of[begin + 1] is None or candidate > score[begin + 1]:

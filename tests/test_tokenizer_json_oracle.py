@@ -1,0 +1,87 @@
+"""Every tokenizer.json of the shared data against tokenizers 0.23.3:
+ids, tokens, offsets, type ids, word ids, special-token masks and decoded
+text, for 300 lines of every corpus and for hostile lines, line for line
+and in full."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+from hf_data import corpus_lines, file_id, hostile_lines, oracle, tokenizer_files
+from subtok.tokenizer import Tokenizer
+
+
+@pytest.fixture(scope="module")
+def lines() -> list[str]:
+    return corpus_lines()
+
+
+def _compare(ours: Tokenizer, ref, text: str) -> None:
+    got = ours.encode(text)
+    want = ref.encode(text)
+    assert got.ids == want.ids, text
+    assert got.tokens == want.tokens, text
+    assert got.offsets == want.offsets, text
+    assert got.type_ids == want.type_ids, text
+    assert got.word_ids == want.word_ids, text
+    assert got.special_tokens_mask == want.special_tokens_mask, text
+    assert got.attention_mask == want.attention_mask, text
+    assert ours.decode(want.ids) == ref.decode(want.ids), text
+    assert (ours.decode(want.ids, skip_special_tokens=False)
+            == ref.decode(want.ids, skip_special_tokens=False)), text
+
+
+@pytest.mark.parametrize("path", tokenizer_files(), ids=file_id)
+def test_corpus_lines_match_tokenizers(path, lines):
+    ours, ref = Tokenizer.from_file(path), oracle(path)
+    for text in lines:
+        _compare(ours, ref, text)
+
+
+@pytest.mark.parametrize("path", tokenizer_files(), ids=file_id)
+def test_hostile_lines_match_tokenizers(path):
+    ours, ref = Tokenizer.from_file(path), oracle(path)
+    for text in hostile_lines(path):
+        _compare(ours, ref, text)
+        fast = ours.encode_fast(text)
+        want = ref.encode(text)
+        assert (fast.ids, fast.tokens) == (want.ids, want.tokens), text
+
+
+@pytest.mark.parametrize("path", tokenizer_files(), ids=file_id)
+def test_pair_and_no_special_tokens_match_tokenizers(path, lines):
+    ours, ref = Tokenizer.from_file(path), oracle(path)
+    for first, second in zip(lines[::97], lines[1::97]):
+        for add in (True, False):
+            got = ours.encode(first, second, add_special_tokens=add)
+            want = ref.encode(first, second, add_special_tokens=add)
+            assert (got.ids, got.tokens, got.offsets, got.type_ids, got.word_ids) == \
+                   (want.ids, want.tokens, want.offsets, want.type_ids, want.word_ids)
+
+
+@pytest.mark.parametrize("path", tokenizer_files(), ids=file_id)
+def test_vocabulary_matches_tokenizers(path):
+    ours, ref = Tokenizer.from_file(path), oracle(path)
+    assert ours.get_vocab() == ref.get_vocab()
+    assert ours.get_vocab(with_added_tokens=False) == ref.get_vocab(with_added_tokens=False)
+    assert ours.get_vocab_size() == ref.get_vocab_size()
+    assert ours.get_vocab_size(False) == ref.get_vocab_size(False)
+    top = max(ref.get_vocab().values()) + 2
+    for token_id in list(range(0, top, 97)) + [top - 2, top - 1, top]:
+        assert ours.id_to_token(token_id) == ref.id_to_token(token_id), token_id
+    for token in list(ref.get_vocab())[::211] + ["not a token \u2581"]:
+        assert ours.token_to_id(token) == ref.token_to_id(token), token
+
+
+@pytest.mark.parametrize("path", tokenizer_files(), ids=file_id)
+def test_batches_and_pickling_give_the_same(path, lines):
+    ours = Tokenizer.from_file(path)
+    sample = lines[::151]
+    single = [ours.encode(t) for t in sample]
+    assert [e.ids for e in ours.encode_batch(sample)] == [e.ids for e in single]
+    assert [e.ids for e in ours.encode_batch_fast(sample)] == [e.ids for e in single]
+    assert ours.decode_batch([e.ids for e in single]) == [ours.decode(e.ids) for e in single]
+    copy = pickle.loads(pickle.dumps(ours))
+    assert [copy.encode(t).offsets for t in sample] == [e.offsets for e in single]
