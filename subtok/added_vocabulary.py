@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import regex
 
 from subtok.errors import ModelFileError
+from subtok.formats.json_fields import field
 from subtok.normalizers.aligned import AlignedString
 
 #: Rust regex's Unicode ``\w``.
@@ -48,15 +49,14 @@ class AddedToken:
 
     @classmethod
     def from_json(cls, spec: object, where: str) -> AddedToken:
-        if not isinstance(spec, dict) or not isinstance(spec.get("content"), str):
-            raise ModelFileError("%s: an added token needs a string \"content\"." % where)
-        flags = {}
-        for name in ("single_word", "lstrip", "rstrip", "normalized", "special"):
-            value = spec.get(name, cls.__dataclass_fields__[name].default)
-            if not isinstance(value, bool):
-                raise ModelFileError("%s: field %r must be a boolean." % (where, name))
-            flags[name] = value
-        return cls(spec["content"], **flags)
+        """Every field is required, as in tokenizers; ``id`` is read and
+        checked, though ids are given anew (see the module docstring)."""
+        if not isinstance(spec, dict):
+            raise ModelFileError("%s: an added token must be a JSON object." % where)
+        field(spec, "id", int, where)
+        flags = {name: field(spec, name, bool, where)
+                 for name in ("single_word", "lstrip", "rstrip", "normalized", "special")}
+        return cls(field(spec, "content", str, where), **flags)
 
 
 #: A piece of text after added tokens are cut out: the text, and the

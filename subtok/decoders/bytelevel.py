@@ -29,8 +29,9 @@ class ByteLevel:
 
     @classmethod
     def from_json(cls, spec: dict, where: str = "") -> ByteLevel:
-        for name in ("add_prefix_space", "trim_offsets", "use_regex"):
-            field(spec, name, bool, where, True)
+        field(spec, "add_prefix_space", bool, where)
+        field(spec, "trim_offsets", bool, where)
+        field(spec, "use_regex", bool, where, True)
         return cls()
 
     def decode_chain(self, tokens: list[str]) -> list[str]:

@@ -93,7 +93,7 @@ class BPEDecoder:
 
     @classmethod
     def from_json(cls, spec: dict, where: str = "") -> BPEDecoder:
-        return cls(field(spec, "suffix", str, where, "</w>"))
+        return cls(field(spec, "suffix", str, where))
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
         last = len(tokens) - 1
@@ -121,7 +121,7 @@ class WordPiece:
 
     @classmethod
     def from_json(cls, spec: dict, where: str = "") -> WordPiece:
-        return cls(field(spec, "prefix", str, where, "##"), field(spec, "cleanup", bool, where, True))
+        return cls(field(spec, "prefix", str, where), field(spec, "cleanup", bool, where))
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
         out = []
@@ -144,9 +144,9 @@ class CTC:
 
     @classmethod
     def from_json(cls, spec: dict, where: str = "") -> CTC:
-        return cls(field(spec, "pad_token", str, where, "<pad>"),
-                   field(spec, "word_delimiter_token", str, where, "|"),
-                   field(spec, "cleanup", bool, where, True))
+        return cls(field(spec, "pad_token", str, where),
+                   field(spec, "word_delimiter_token", str, where),
+                   field(spec, "cleanup", bool, where))
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
         out = []

@@ -47,7 +47,7 @@ class Precompiled(TextNormalizer):
 
     @classmethod
     def from_json(cls, spec: dict, where: str = "") -> Precompiled:
-        encoded = field(spec, "precompiled_charsmap", str, where, default=None)
+        encoded = field(spec, "precompiled_charsmap", str, where, nullable=True)
         try:
             return cls(base64.b64decode(encoded or "", validate=True))
         except (binascii.Error, ValueError) as exc:

@@ -50,8 +50,8 @@ class ByteLevel:
 
     @classmethod
     def from_json(cls, spec: dict, where: str = "") -> ByteLevel:
-        return cls(field(spec, "add_prefix_space", bool, where, True),
-                   field(spec, "trim_offsets", bool, where, True))
+        return cls(field(spec, "add_prefix_space", bool, where),
+                   field(spec, "trim_offsets", bool, where))
 
     def added_tokens(self, is_pair: bool) -> int:
         return 0

@@ -36,8 +36,8 @@ class ByteLevel:
 
     @classmethod
     def from_json(cls, spec: dict, where: str = "") -> ByteLevel:
-        return cls(field(spec, "add_prefix_space", bool, where, True),
-                   field(spec, "trim_offsets", bool, where, True),
+        return cls(field(spec, "add_prefix_space", bool, where),
+                   field(spec, "trim_offsets", bool, where),
                    field(spec, "use_regex", bool, where, True))
 
     def __getstate__(self) -> dict:

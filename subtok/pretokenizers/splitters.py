@@ -95,7 +95,7 @@ class Digits(PatternSplitter):
 
     @classmethod
     def from_json(cls, spec: dict, where: str = "") -> Digits:
-        individual = field(spec, "individual_digits", bool, where, False)
+        individual = field(spec, "individual_digits", bool, where)
         return cls(_NUMERIC, "Isolated" if individual else "Contiguous")
 
 
