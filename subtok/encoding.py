@@ -46,6 +46,33 @@ class Encoding:
                    [None] * count if with_offsets else None, [type_id] * count, [1] * count,
                    [1] * count)
 
+    def _fields(self) -> list[str]:
+        names = ["ids", "tokens", "type_ids", "special_tokens_mask", "attention_mask"]
+        return names + (["offsets", "word_ids"] if self.offsets is not None else [])
+
+    def truncate(self, max_length: int, direction: str = "Right") -> None:
+        """Keep the first (``Right``) or last (``Left``) ``max_length``
+        tokens (``Encoding::truncate``; the overflowing parts are not kept)."""
+        if max_length >= len(self.ids):
+            return
+        keep = slice(0, max_length) if direction == "Right" else slice(len(self.ids) - max_length, None)
+        for name in self._fields():
+            setattr(self, name, getattr(self, name)[keep])
+
+    def pad(self, length: int, pad_id: int, pad_type_id: int, pad_token: str,
+            direction: str = "Right") -> None:
+        """Pad to ``length`` tokens with the pad token: special, not
+        attended, offsets (0, 0), no word (``Encoding::pad``)."""
+        count = length - len(self.ids)
+        if count <= 0:
+            return
+        fill = {"ids": pad_id, "tokens": pad_token, "type_ids": pad_type_id,
+                "special_tokens_mask": 1, "attention_mask": 0, "offsets": (0, 0), "word_ids": None}
+        for name in self._fields():
+            padding = [fill[name]] * count
+            value = getattr(self, name)
+            setattr(self, name, value + padding if direction == "Right" else padding + value)
+
     @classmethod
     def merge(cls, encodings: list[Encoding]) -> Encoding:
         """One encoding after the other; offsets are not shifted

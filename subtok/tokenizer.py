@@ -37,8 +37,10 @@ of each token as merges and ``ignore_merges``, and added special tokens; a
 BERT ``vocab.txt`` is BertNormalizer + BertPreTokenizer + WordPiece +
 TemplateProcessing + the WordPiece decoder.
 
-Stored ``truncation`` and ``padding`` are kept (:attr:`Tokenizer.truncation`,
-:attr:`Tokenizer.padding`) but not applied: see docs/tokenizer-json.md.
+Stored ``truncation`` and ``padding`` (:mod:`subtok.postprocessors.limits`)
+are applied as ``tokenizers`` applies them; set :attr:`Tokenizer.truncation`
+or :attr:`Tokenizer.padding` to None to switch them off (the command-line
+encoder does: see docs/tokenizer-json.md).
 
 A Tokenizer read from JSON pickles as that JSON text.
 """
@@ -124,13 +126,20 @@ class Tokenizer:
         return self._post_process(first, second, add_special_tokens)
 
     def encode_batch(self, inputs: Iterable, add_special_tokens: bool = True) -> list[Encoding]:
-        """:meth:`encode` of each text (or ``(text, pair)`` tuple)."""
-        return [self.encode(*_pair(item), add_special_tokens=add_special_tokens) for item in inputs]
+        """:meth:`encode` of each text (or ``(text, pair)`` tuple), padded
+        together when padding is set."""
+        return self._padded([self.encode(*_pair(item), add_special_tokens=add_special_tokens)
+                             for item in inputs])
 
     def encode_batch_fast(self, inputs: Iterable, add_special_tokens: bool = True) -> list[Encoding]:
         """:meth:`encode_fast` of each text (or ``(text, pair)`` tuple)."""
-        return [self.encode_fast(*_pair(item), add_special_tokens=add_special_tokens)
-                for item in inputs]
+        return self._padded([self.encode_fast(*_pair(item), add_special_tokens=add_special_tokens)
+                             for item in inputs])
+
+    def _padded(self, encodings: list[Encoding]) -> list[Encoding]:
+        if self.padding is not None:
+            self.padding.apply(encodings)
+        return encodings
 
     def _words(self, piece: AlignedString) -> list[AlignedString]:
         if self.pre_tokenizer is None:
@@ -182,13 +191,20 @@ class Tokenizer:
 
     def _post_process(self, first: Encoding, second: Encoding | None,
                       add_special_tokens: bool) -> Encoding:
-        """The post-processor's encodings, joined (``post_process``)."""
+        """Truncation, the post-processor's encodings joined, padding
+        (``post_process``)."""
+        processor = self.post_processor
+        if self.truncation is not None:
+            added = processor.added_tokens(second is not None) if processor and add_special_tokens else 0
+            self.truncation.apply(first, second, added)
         encodings = [first] if second is None else [first, second]
-        if self.post_processor is None:
-            return first if second is None else Encoding.merge(encodings)
-        for i, encoding in enumerate(encodings):
-            encoding.type_ids = [i] * len(encoding)
-        return Encoding.merge(self.post_processor.process(encodings, add_special_tokens))
+        if processor is None:
+            final = first if second is None else Encoding.merge(encodings)
+        else:
+            for i, encoding in enumerate(encodings):
+                encoding.type_ids = [i] * len(encoding)
+            final = Encoding.merge(processor.process(encodings, add_special_tokens))
+        return self._padded([final])[0]
 
     # -- decoding ------------------------------------------------------------
     def decode(self, ids: Iterable[int], skip_special_tokens: bool = True) -> str:

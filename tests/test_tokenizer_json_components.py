@@ -277,3 +277,31 @@ def test_added_tokens(added):
                (want.ids, want.tokens, want.offsets, want.word_ids), text
         assert ours.decode(got.ids) == ref.decode(want.ids)
         assert ours.decode(got.ids, False) == ref.decode(want.ids, False)
+
+
+_TRUNCATIONS = [{"direction": "Right", "max_length": 8, "strategy": "LongestFirst", "stride": 0},
+                {"direction": "Left", "max_length": 7, "strategy": "LongestFirst", "stride": 1},
+                {"direction": "Right", "max_length": 9, "strategy": "OnlyFirst", "stride": 0}]
+_PADDINGS = [None, {"strategy": "BatchLongest", "direction": "Right", "pad_to_multiple_of": None,
+                    "pad_id": 0, "pad_type_id": 0, "pad_token": "[PAD]"},
+             {"strategy": {"Fixed": 12}, "direction": "Left", "pad_to_multiple_of": 5, "pad_id": 0,
+              "pad_type_id": 1, "pad_token": "[PAD]"}]
+
+
+@pytest.mark.parametrize("truncation", _TRUNCATIONS, ids=lambda t: t["strategy"] + t["direction"])
+@pytest.mark.parametrize("padding", _PADDINGS, ids=lambda p: "none" if p is None else str(p["strategy"]))
+def test_stored_truncation_and_padding(truncation, padding):
+    from hf_data import INTEROP_DIR
+    data = json.loads((INTEROP_DIR / "bert_base_uncased.tokenizer.json").read_text(encoding="utf-8"))
+    ours, ref = _pair(json.dumps(dict(data, truncation=truncation, padding=padding)))
+    texts = ["Hello there, how are you doing today my friend?", "short", "", "a b c d e f g h i j k"]
+    for first in texts:
+        for second in (None, "And the second one is rather long too"):
+            for add in (True, False):
+                got = ours.encode(first, second, add_special_tokens=add)
+                want = ref.encode(first, second, add_special_tokens=add)
+                assert (got.ids, got.tokens, got.offsets, got.type_ids, got.attention_mask,
+                        got.special_tokens_mask, got.word_ids) == \
+                       (want.ids, want.tokens, want.offsets, want.type_ids, want.attention_mask,
+                        want.special_tokens_mask, want.word_ids)
+    assert [e.ids for e in ours.encode_batch(texts)] == [e.ids for e in ref.encode_batch(texts)]

@@ -96,7 +96,9 @@ class TokenizerLineDecoder(PerLine):
 
 def encode_lines(tokenizer: Tokenizer, paths: list[str], output: str | None, output_format: str,
                  add_special_tokens: bool, num_threads: int, seed: int | None) -> None:
-    """``subtok encode`` for a tokenizer.json."""
+    """``subtok encode`` for a tokenizer.json; stored truncation and
+    padding are off (every token of every line is written)."""
+    tokenizer.truncation = tokenizer.padding = None
     encoder = TokenizerLineEncoder(tokenizer, output_format, add_special_tokens, seed)
     write_blocks(map_blocks(encoder, read_blocks(paths), num_threads), output)
 

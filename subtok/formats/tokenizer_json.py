@@ -26,8 +26,8 @@ class TokenizerParts(NamedTuple):
     post_processor: Any = None
     decoder: Any = None
     added_tokens: list = []
-    truncation: dict | None = None
-    padding: dict | None = None
+    truncation: Any = None
+    padding: Any = None
 
 
 def parse_json(text: str, source: str) -> dict:
@@ -52,6 +52,7 @@ def read_parts(data: dict, source: str) -> TokenizerParts:
     from subtok.models import hf as models
     from subtok.normalizers import hf as normalizers
     from subtok.postprocessors import hf as postprocessors
+    from subtok.postprocessors.limits import Padding, Truncation
     from subtok.pretokenizers import hf as pretokenizers
 
     version = data.get("version", "1.0")
@@ -74,13 +75,15 @@ def read_parts(data: dict, source: str) -> TokenizerParts:
         decoder=part("decoder", decoders),
         added_tokens=[AddedToken.from_json(t, "%s: added_tokens[%d]" % (source, i))
                       for i, t in enumerate(added)],
-        truncation=_settings(data, "truncation", source),
-        padding=_settings(data, "padding", source),
+        truncation=_settings(data, "truncation", Truncation, source),
+        padding=_settings(data, "padding", Padding, source),
     )
 
 
-def _settings(data: dict, key: str, source: str) -> dict | None:
+def _settings(data: dict, key: str, kind, source: str):
     value = data.get(key)
-    if value is not None and not isinstance(value, dict):
+    if value is None:
+        return None
+    if not isinstance(value, dict):
         raise ModelFileError("%s: %s must be an object or null." % (source, key))
-    return value
+    return kind.from_json(value, "%s: %s" % (source, key))
