@@ -85,3 +85,36 @@ def test_batches_and_pickling_give_the_same(path, lines):
     assert ours.decode_batch([e.ids for e in single]) == [ours.decode(e.ids) for e in single]
     copy = pickle.loads(pickle.dumps(ours))
     assert [copy.encode(t).offsets for t in sample] == [e.offsets for e in single]
+
+
+def _regexes(value) -> list[str]:
+    """Every {"Regex": pattern} inside a parsed tokenizer.json."""
+    if isinstance(value, dict):
+        found = [value["Regex"]] if isinstance(value.get("Regex"), str) and len(value) == 1 else []
+        return found + [p for k, v in value.items() if k not in ("vocab", "merges") for p in _regexes(v)]
+    if isinstance(value, list):
+        return [p for item in value for p in _regexes(item)]
+    return []
+
+
+def test_every_regex_of_the_files_behaves_as_oniguruma(lines):
+    """Each Oniguruma pattern in the shared files, run by the ``regex``
+    package, cuts text where tokenizers cuts it."""
+    import json
+
+    import tokenizers
+
+    from subtok.normalizers.aligned import AlignedString
+    from subtok.patterns import compile_onig
+    from subtok.pretokenizers.splitters import Split
+
+    patterns = sorted({p for path in tokenizer_files()
+                       for p in _regexes(json.loads(path.read_text(encoding="utf-8")))})
+    assert patterns, "no Regex pattern found in the shared tokenizer.json files"
+    texts = lines[::7] + [line for path in tokenizer_files()[:1] for line in hostile_lines(path)]
+    for pattern in patterns:
+        ours = Split(compile_onig(pattern), "Isolated")
+        ref = tokenizers.pre_tokenizers.Split(tokenizers.Regex(pattern), "isolated")
+        for text in texts:
+            got = [(p.text, (p.start, p.end)) for p in ours.split_aligned(AlignedString.original(text))]
+            assert got == ref.pre_tokenize_str(text), (pattern, text)
