@@ -50,6 +50,8 @@ from __future__ import annotations
 import contextlib
 import gc
 from collections.abc import Iterable
+from itertools import chain
+from operator import itemgetter
 from pathlib import Path
 
 from subtok.added_vocabulary import AddedVocabulary
@@ -57,6 +59,9 @@ from subtok.encoding import Encoding
 from subtok.errors import ModelFileError
 from subtok.formats.tokenizer_json import TokenizerParts, parse_json, read_parts
 from subtok.normalizers.aligned import AlignedString
+
+_IDS = itemgetter(0)  # WordTokens.ids
+_VALUES = itemgetter(1)  # WordTokens.values
 
 
 class Tokenizer:
@@ -177,16 +182,15 @@ class Tokenizer:
         ids: list[int] = []
         tokens: list[str] = []
         split = self.pre_tokenizer.split if self.pre_tokenizer is not None else None
-        encode_word = self.model.encode_word
+        encode_words = self.model.encode_words
         for piece, token_id in self.added.extract(text, self.normalizer, track=False):
             if token_id is not None:
                 ids.append(token_id)
                 tokens.append(piece.text)
                 continue
-            for word in split(piece.text) if split is not None else (piece.text,):
-                found = encode_word(word)
-                ids += found.ids
-                tokens += found.values
+            found = encode_words(split(piece.text) if split is not None else [piece.text])
+            ids.extend(chain.from_iterable(map(_IDS, found)))
+            tokens.extend(chain.from_iterable(map(_VALUES, found)))
         return Encoding(ids, tokens, None, None, [type_id] * len(ids))
 
     def _post_process(self, first: Encoding, second: Encoding | None,

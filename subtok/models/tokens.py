@@ -15,6 +15,8 @@ from typing import NamedTuple, Protocol, runtime_checkable
 
 #: Words a model remembers before its cache starts over (memory stays bounded).
 CACHE_LIMIT = 1 << 19
+#: Longer words are not remembered (they rarely repeat; tokenizers' limit).
+CACHED_LENGTH = 256
 
 
 class WordTokens(NamedTuple):
@@ -32,6 +34,9 @@ class TokenModel(Protocol):
 
     def encode_word(self, word: str) -> WordTokens:
         """The tokens of one non-empty pre-token."""
+
+    def encode_words(self, words: list[str]) -> list[WordTokens]:
+        """The tokens of each pre-token."""
 
     def token_to_id(self, token: str) -> int | None:
         ...
@@ -77,10 +82,19 @@ class VocabModel:
         found = self._cache.get(word)
         if found is None:
             found = self.segment(word)
-            if len(self._cache) >= CACHE_LIMIT:
-                self._cache.clear()
-            self._cache[word] = found
+            if len(word) <= CACHED_LENGTH:
+                if len(self._cache) >= CACHE_LIMIT:
+                    self._cache.clear()
+                self._cache[word] = found
         return found
+
+    def encode_words(self, words: list[str]) -> list[WordTokens]:
+        """:meth:`encode_word` of each word; when all are cached, one
+        C-level pass (the command-line encoder's inner loop)."""
+        try:
+            return list(map(self._cache.__getitem__, words))
+        except KeyError:
+            return list(map(self.encode_word, words))
 
     def segment(self, word: str) -> WordTokens:
         raise NotImplementedError

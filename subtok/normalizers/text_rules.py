@@ -91,22 +91,33 @@ class Replace(TextNormalizer):
     """Replaces every match of a pattern by a string. The same class is the
     Replace decoder (``decode_chain``), as in tokenizers."""
 
-    def __init__(self, pattern: regex.Pattern, content: str) -> None:
+    def __init__(self, pattern: regex.Pattern, content: str, literal: str | None = None) -> None:
         self.pattern = pattern
         self.content = content
+        #: The pattern's text when it is a non-empty String pattern: then
+        #: ``str.replace`` finds the same (leftmost, non-overlapping) matches.
+        self.literal = literal or None
 
     @classmethod
     def from_json(cls, spec: dict, where: str = "") -> Replace:
-        return cls(compile_pattern(spec, where), field(spec, "content", str, where))
+        kind, value = pattern_field(spec, where)
+        return cls(compile_pattern(spec, where), field(spec, "content", str, where),
+                   value if kind == "String" else None)
 
     def normalize_aligned(self, text: AlignedString) -> None:
-        if text.text:
-            text.replace_matches(match_spans(self.pattern, text.text), self.content)
+        if not text.text:
+            return
+        if text.align is None and self.literal is not None:
+            text.set_text(text.text.replace(self.literal, self.content))
+            return
+        text.replace_matches(match_spans(self.pattern, text.text), self.content)
 
     def replace(self, value: str) -> str:
         """The string with every match replaced (no alignment)."""
         if not value:
             return value
+        if self.literal is not None:
+            return value.replace(self.literal, self.content)
         spans = match_spans(self.pattern, value)
         if not spans:
             return value

@@ -52,17 +52,19 @@ class ByteLevel:
         if self._prefixed(text) and text:
             text = " " + text
         pieces = GPT2_PATTERN.findall(text) if self.use_regex else ([text] if text else [])
+        try:
+            return list(map(self._memo.__getitem__, pieces))
+        except KeyError:
+            return list(map(self._byte_form, pieces))
+
+    def _byte_form(self, piece: str) -> str:
         memo = self._memo
-        if len(memo) > _MEMO_LIMIT:
-            memo.clear()
-        get = memo.get
-        out = []
-        for piece in pieces:
-            mapped = get(piece)
-            if mapped is None:
-                mapped = memo[piece] = to_byte_chars(piece)
-            out.append(mapped)
-        return out
+        mapped = memo.get(piece)
+        if mapped is None:
+            if len(memo) > _MEMO_LIMIT:
+                memo.clear()
+            mapped = memo[piece] = to_byte_chars(piece)
+        return mapped
 
     def split_aligned(self, piece: AlignedString) -> list[AlignedString]:
         if self._prefixed(piece.text):

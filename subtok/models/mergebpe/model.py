@@ -30,9 +30,13 @@ from __future__ import annotations
 
 import heapq
 import operator
+from collections.abc import Callable
+from itertools import chain
 import random
 import re
 from operator import itemgetter
+
+import regex
 
 from subtok.errors import EncodeError, ModelFileError
 from subtok.formats.json_fields import field
@@ -47,6 +51,10 @@ Pair = tuple[int, int]
 _SCAN_LIMIT = 256
 #: The rank of a pair that does not merge.
 _NO_MERGE = 1 << 62
+#: Words longer than this are cut at safe places, when the model has them.
+_CUT_ABOVE = 48
+#: Characters that start words in the vocabularies of the common formats.
+_WORD_MARKS = ("\u2581", "\u0120", " ")
 
 
 class MergeBPE(VocabModel):
@@ -70,6 +78,54 @@ class MergeBPE(VocabModel):
         self.rng = random.Random(seed)
         self.merges = self._merge_table(merges, where)
         self._byte_ids = [vocab.get("<0x%02X>" % b) for b in range(256)]
+        #: str -> its parts between safe cuts (see _safe_cuts), or None
+        self._cutter = self._safe_cuts()
+
+    def _safe_cuts(self) -> Callable[[str], list[str]] | None:
+        """Where a long word can be cut into parts merged alone, or None.
+
+        A cut between characters ``x`` and ``y`` is safe when no vocabulary
+        token contains ``xy``: no merge can then make a symbol across it
+        (a merge's result is a token), so each side merges as if alone, in
+        the same rank order. Both characters must be tokens themselves (an
+        unknown one could be fused with its neighbour, or become byte
+        tokens). Whatever the continuing prefix, end-of-word suffix, whole
+        word lookup (ignore_merges) or dropout do at a word's ends would
+        change at a cut, so none may be set; nor may merges join byte
+        tokens. Cuts are looked for before a word mark ("▁", "Ġ", " "): a
+        SentencePiece-style model (llama2) sees whole lines as one word.
+        """
+        if self.prefix or self.suffix or self.ignore_merges or self.dropout is not None:
+            return None
+        byte_ids = {i for i in self._byte_ids if i is not None}
+        if byte_ids and any(a in byte_ids or b in byte_ids for a, b in self.merges):
+            return None
+        self._singles = frozenset(token for token in self.vocab if len(token) == 1)
+        for mark in _WORD_MARKS:
+            if mark not in self._singles:
+                continue
+            before = {token[i - 1] for token in self.vocab if mark in token[1:]
+                      for i in range(1, len(token)) if token[i] == mark}
+            m = regex.escape(mark)
+            if before <= {mark}:  # cut before each run of marks: the parts are matches
+                return regex.compile("%s*[^%s]+|%s+" % (m, m, m)).findall
+            excluded = "".join(map(regex.escape, sorted(before)))
+            return regex.compile("(?<=[^%s])(?=%s)" % (excluded, m), regex.DOTALL).split
+        return None
+
+    def _split(self, word: str) -> list[str]:
+        """A word cut at its safe places: before a mark that follows a
+        character no token joins to it, when that character is a token."""
+        parts = self._cutter(word)  # type: ignore[misc]
+        if len(parts) == 1 or self._singles.issuperset(word):
+            return parts
+        out = [parts[0]]
+        for part in parts[1:]:  # an unknown character before the cut: glue back
+            if out[-1][-1] in self._singles:
+                out.append(part)
+            else:
+                out[-1] += part
+        return out
 
     def _merge_table(self, merges: list[tuple[str, str]], where: str) -> dict[Pair, tuple[int, int]]:
         """(left id, right id) -> (rank, merged id). The merged token is the
@@ -107,9 +163,29 @@ class MergeBPE(VocabModel):
 
     # -- encoding ------------------------------------------------------------
     def encode_word(self, word: str) -> WordTokens:
-        if self.dropout is None:
+        if self.dropout is not None:
+            return self.segment(word)
+        if self._cutter is None or len(word) <= _CUT_ABOVE:
             return super().encode_word(word)
-        return self.segment(word)
+        parts = self._split(word)
+        if len(parts) == 1:
+            return super().encode_word(word)
+        return _joined(word, super().encode_words(parts), parts)
+
+    def _parts(self, words: list[str]) -> list[str]:
+        """The words, long ones cut at safe places (see :meth:`_safe_cuts`)."""
+        split = self._split
+        return [part for word in words
+                for part in (split(word) if len(word) > _CUT_ABOVE else (word,))]
+
+    def encode_words(self, words: list[str]) -> list[WordTokens]:
+        """Tokens of each word, a long word as the tokens of its parts
+        (their concatenation is the word's)."""
+        if self.dropout is not None:
+            return list(map(self.segment, words))
+        if self._cutter is not None and words and max(map(len, words)) > _CUT_ABOVE:
+            words = self._parts(words)
+        return super().encode_words(words)
 
     def segment(self, word: str) -> WordTokens:
         if self.ignore_merges:
@@ -261,6 +337,17 @@ class MergeBPE(VocabModel):
                     heapq.heappush(queue, (found[0], pos, found[1]))
         kept = [i for i in range(count) if lengths[i]]
         return [ids[i] for i in kept], [lengths[i] for i in kept]
+
+
+def _joined(word: str, found: list[WordTokens], parts: list[str]) -> WordTokens:
+    """The tokens of consecutive parts of a word as the word's tokens."""
+    spans = []
+    begin = 0
+    for part, tokens in zip(parts, found):
+        spans += [(b + begin, e + begin) for b, e in tokens.spans]
+        begin += len(part)
+    return WordTokens(tuple(chain.from_iterable(t.ids for t in found)),
+                      tuple(chain.from_iterable(t.values for t in found)), tuple(spans))
 
 
 def _spans(word: str, lengths: list[int], in_bytes: bool) -> tuple[tuple[int, int], ...]:
