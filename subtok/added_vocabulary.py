@@ -27,6 +27,7 @@ import regex
 from subtok.errors import ModelFileError
 from subtok.formats.json_fields import field
 from subtok.normalizers.aligned import AlignedString
+from subtok.patterns import cover
 
 #: Rust regex's Unicode ``\w``.
 _WORD = r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]"
@@ -127,6 +128,10 @@ class AddedVocabulary:
 
     def _spans(self, text: str, matcher: _Matcher) -> list:
         """``find_matches``: (start, end, id or None) pieces covering ``text``."""
+        return cover(self._kept(text, matcher), len(text), None)
+
+    def _kept(self, text: str, matcher: _Matcher) -> list[tuple[int, int, int]]:
+        """The matches that stay, widened by lstrip/rstrip."""
         out = []
         done = 0
         for begin, stop, token_id in matcher.matches(text):
@@ -138,12 +143,8 @@ class AddedVocabulary:
                 begin = max(_SPACES_AT_END.search(text, 0, begin).start(), done)
             if token.rstrip:
                 stop = _SPACES_AT_START.match(text, stop).end()
-            if done < begin:
-                out.append((done, begin, None))
             out.append((begin, stop, token_id))
             done = stop
-        if done != len(text):
-            out.append((done, len(text), None))
         return out
 
 

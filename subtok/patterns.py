@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import re as _stdlib_re
+from collections.abc import Iterable
 
 import regex
 
@@ -99,15 +100,21 @@ def find_matches(pattern: regex.Pattern, text: str) -> list[Match]:
     empty non-match."""
     if not text:
         return [(0, 0, False)]
-    out: list[Match] = []
+    return cover([(b, e, True) for b, e in match_spans(pattern, text)], len(text), False)
+
+
+def cover(found: Iterable[tuple], length: int, gap: object) -> list[tuple]:
+    """``(start, end, tag)`` ranges in order, with the text between and
+    after them added as ``(start, end, gap)``."""
+    out: list[tuple] = []
     last = 0
-    for begin, stop in match_spans(pattern, text):
-        if last != begin:
-            out.append((last, begin, False))
-        out.append((begin, stop, True))
+    for begin, stop, tag in found:
+        if last < begin:
+            out.append((last, begin, gap))
+        out.append((begin, stop, tag))
         last = stop
-    if last != len(text):
-        out.append((last, len(text), False))
+    if last < length:
+        out.append((last, length, gap))
     return out
 
 

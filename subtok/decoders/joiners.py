@@ -5,6 +5,7 @@ token strings to another list; the Tokenizer joins the last one."""
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 
 import regex
 
@@ -58,14 +59,14 @@ class Fuse:
         return ["".join(tokens)]
 
 
+@dataclass
 class Strip:
     """Removes up to ``start`` leading and ``stop`` trailing ``content``
     characters from every token."""
 
-    def __init__(self, content: str, start: int, stop: int) -> None:
-        self.content = content
-        self.start = start
-        self.stop = stop
+    content: str
+    start: int
+    stop: int
 
     @classmethod
     def from_json(cls, spec: dict, where: str = "") -> Strip:

@@ -142,24 +142,22 @@ class AlignedString:
         next old character and removes the n after it. ``initial_offset``
         old characters are removed before the first item.
         """
-        self.transform_segments([(0, len(self.text), items)], initial_offset)
+        self.transform_segments([(0, len(self.text), items, initial_offset)])
 
-    def transform_segments(self, segments: Iterable[tuple[int, int, Iterable[tuple[str, int]]]],
-                           initial_offset: int = 0) -> None:
-        """:meth:`transform` of some ranges only, in order and apart; the
-        text between them stays as it is (as if each of its characters
-        were given with change 0)."""
+    def transform_segments(self, segments: Iterable[tuple[int, int, Iterable[tuple[str, int]], int]]) -> None:
+        """:meth:`transform` of some ranges only, in order and apart, each
+        as ``(begin, stop, items, initial_offset)``; the text between them
+        stays as it is (as if each of its characters came with change 0)."""
         text, align = self.text, self.align
         empty = (self.start, self.start)
         chars: list[str] = []
         spans: list[Span] = []
         last = 0
-        for begin, stop, items in segments:
+        for begin, stop, items, skipped in segments:
             chars.append(text[last:begin])
             if align is not None:
                 spans.extend(align[last:begin])
-            pos = begin + initial_offset
-            initial_offset = 0
+            pos = begin + skipped
             for char, change in items:
                 chars.append(char)
                 if align is None:
@@ -178,27 +176,12 @@ class AlignedString:
 
     def replace_matches(self, matches: Iterable[Span], content: str) -> None:
         """Replace each (non-overlapping, ordered) range by ``content``
-        (``NormalizedString::replace``). The new characters take the span of
-        the last character replaced, or, for an empty match, of the character
+        (``NormalizedString::replace``): the new characters are inserted
+        after the replaced ones are removed, so they take the span of the
+        last character replaced, or, for an empty match, of the character
         before it."""
-        text = self.text
-        parts: list[str] = []
-        last = 0
-        align = self.align
-        spans: list[Span] = [] if align is not None else None  # type: ignore[assignment]
-        empty = (self.start, self.start)
-        for begin, stop in matches:
-            parts.append(text[last:begin])
-            parts.append(content)
-            if align is not None:
-                spans.extend(align[last:begin])
-                spans.extend([align[stop - 1] if stop >= 1 else empty] * len(content))
-            last = stop
-        parts.append(text[last:])
-        self.text = "".join(parts)
-        if align is not None:
-            spans.extend(align[last:])
-            self.align = spans
+        inserted = [(char, 1) for char in content]
+        self.transform_segments([(b, e, inserted, e - b) for b, e in matches])
 
 
 def split_ranges(matches: Iterable[tuple[int, int, bool]], behavior: str) -> list[Span]:

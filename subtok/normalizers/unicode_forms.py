@@ -230,7 +230,7 @@ class _Form(TextNormalizer):
         segments = []
         for begin, stop in _runs(value, self.compat, self.composes):
             items = decomposed(value[begin:stop], self.compat)
-            segments.append((begin, stop, composed(items) if self.composes else items))
+            segments.append((begin, stop, composed(items) if self.composes else items, 0))
         text.transform_segments(segments)
 
 

@@ -6,11 +6,14 @@ switches both off: a corpus encoder writes every token of every line."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from subtok.encoding import Encoding
 from subtok.errors import EncodeError, ModelFileError
 from subtok.formats.json_fields import count_field, field
 
 _DIRECTIONS = ("Left", "Right")
+_STRATEGIES = ("LongestFirst", "OnlyFirst", "OnlySecond")
 
 
 def _direction(spec: dict, where: str) -> str:
@@ -20,24 +23,21 @@ def _direction(spec: dict, where: str) -> str:
     return value
 
 
+@dataclass
 class Truncation:
     """``max_length``, ``strategy`` (LongestFirst, OnlyFirst, OnlySecond),
     ``direction``; ``stride`` only shapes the overflowing parts, which are
     not kept, but must stay below the length as in tokenizers."""
 
-    STRATEGIES = ("LongestFirst", "OnlyFirst", "OnlySecond")
-
-    def __init__(self, max_length: int, strategy: str = "LongestFirst", stride: int = 0,
-                 direction: str = "Right") -> None:
-        self.max_length = max_length
-        self.strategy = strategy
-        self.stride = stride
-        self.direction = direction
+    max_length: int
+    strategy: str = "LongestFirst"
+    stride: int = 0
+    direction: str = "Right"
 
     @classmethod
     def from_json(cls, spec: dict, where: str) -> Truncation:
         strategy = field(spec, "strategy", str, where)
-        if strategy not in cls.STRATEGIES:
+        if strategy not in _STRATEGIES:
             raise ModelFileError("%s: unknown truncation strategy %r." % (where, strategy))
         return cls(count_field(spec, "max_length", where), strategy,
                    count_field(spec, "stride", where), _direction(spec, where))
@@ -87,18 +87,18 @@ class Truncation:
         self._cut(second, sizes[1])
 
 
+@dataclass
 class Padding:
-    """``strategy`` ("BatchLongest" or {"Fixed": n}), ``pad_to_multiple_of``,
-    ``direction``, and the pad token's id, type id and string."""
+    """``strategy`` ("BatchLongest": ``length`` None, or {"Fixed": n}),
+    ``pad_to_multiple_of``, ``direction``, and the pad token's id, type id
+    and string."""
 
-    def __init__(self, length: int | None, multiple: int | None, direction: str, pad_id: int,
-                 pad_type_id: int, pad_token: str) -> None:
-        self.length = length
-        self.multiple = multiple
-        self.direction = direction
-        self.pad_id = pad_id
-        self.pad_type_id = pad_type_id
-        self.pad_token = pad_token
+    length: int | None
+    multiple: int | None
+    direction: str
+    pad_id: int
+    pad_type_id: int
+    pad_token: str
 
     @classmethod
     def from_json(cls, spec: dict, where: str) -> Padding:

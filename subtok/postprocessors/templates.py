@@ -9,21 +9,23 @@ the encodings of the text (and of the pair's second text), already typed
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from subtok.encoding import Encoding
 from subtok.errors import ModelFileError
 from subtok.formats.json_fields import field
 from subtok.postprocessors.bytelevel import trim_offsets
 
 
+@dataclass
 class TemplateProcessing:
-    """``single`` and ``pair`` templates: lists of ``("A"|"B", type_id)``
-    sequences and ``(special_token_name, type_id)`` tokens, the names
+    """``single`` and ``pair`` templates: lists of ``("sequence", "A"|"B",
+    type_id)`` and ``("token", special_token_name, type_id)``, the names
     resolved in ``special_tokens`` (each one or more ids and tokens)."""
 
-    def __init__(self, single: list, pair: list, special_tokens: dict) -> None:
-        self.single = single
-        self.pair = pair
-        self.special_tokens = special_tokens
+    single: list
+    pair: list
+    special_tokens: dict
 
     @classmethod
     def from_json(cls, spec: dict, where: str = "") -> TemplateProcessing:
