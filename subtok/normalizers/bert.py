@@ -12,7 +12,10 @@ from subtok.normalizers.old_unicode import bert_control_8, nonspacing_mark_8
 from subtok.normalizers.text_rules import Lowercase
 from subtok.normalizers.unicode_forms import NFD
 
-_SPACES = regex.compile(r"\s")
+#: Rust's ``char::is_whitespace``: the Unicode White_Space characters.
+_WHITE_SPACE = ("\t\n\x0b\x0c\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B)))
+                + "\u2028\u2029\u202f\u205f\u3000")
+_TO_SPACE = str.maketrans(_WHITE_SPACE, " " * len(_WHITE_SPACE))
 #: The CJK blocks ``is_chinese_char`` names.
 _CHINESE = regex.compile("[\u4e00-\u9fff\u3400-\u4dbf\U00020000-\U0002a6df\U0002a700-\U0002b73f"
                          "\U0002b740-\U0002b81f\U0002b920-\U0002ceaf\uf900-\ufaff"
@@ -39,8 +42,9 @@ class BertNormalizer(TextNormalizer):
     def normalize_aligned(self, text: AlignedString) -> None:
         if self.clean_text:
             text.remove(bert_control_8())
-            if _SPACES.search(text.text):
-                text.set_text(_SPACES.sub(" ", text.text))
+            value = text.text
+            if not value.isascii() or not value.isprintable():  # may hold spaces other than " "
+                text.set_text(value.translate(_TO_SPACE))
         if self.handle_chinese_chars and _CHINESE.search(text.text):
             text.expand([" %s " % c if _CHINESE.match(c) else c for c in text.text])
         if self.strip_accents:
