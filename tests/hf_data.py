@@ -7,6 +7,7 @@ file list then holds one path that does not exist, and reading it fails.
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 from pathlib import Path
@@ -74,8 +75,18 @@ def hostile_lines(path: Path) -> list[str]:
             + special_strings(path))
 
 
+@functools.lru_cache(maxsize=None)
 def oracle(path: Path):
-    """``tokenizers.Tokenizer`` for a file (the test-only oracle)."""
+    """``tokenizers.Tokenizer`` for a file (the test-only oracle), loaded
+    once per test session."""
     import tokenizers
     assert tokenizers.__version__ == "0.23.3", tokenizers.__version__
     return tokenizers.Tokenizer.from_file(str(path))
+
+
+@functools.lru_cache(maxsize=None)
+def ours(path: Path):
+    """subtok's Tokenizer for a file, loaded once per test session (its
+    word caches warm up across tests; no test changes it)."""
+    from subtok.tokenizer import Tokenizer
+    return Tokenizer.from_file(path)
