@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -63,6 +64,24 @@ class Sampler(threading.Thread):
         while not self.done.is_set():
             self.peak_kb = max(self.peak_kb, tree_pss_kb(self.pid))
             self.done.wait(self.interval)
+
+
+def read_corpus(corpus, count: int = 0):
+    """(file to encode, its lines as bytes): ``corpus`` itself, or, when
+    ``count`` > 0, a temporary file of its first ``count`` lines, which the
+    caller removes. Exits if the corpus is missing."""
+    if not corpus.exists():
+        sys.exit("bench: %s not found" % corpus)
+    raw = corpus.read_bytes().split(b"\n")
+    if raw and raw[-1] == b"":
+        raw.pop()
+    if not count:
+        return corpus, raw
+    del raw[count:]
+    handle = tempfile.NamedTemporaryFile(delete=False, suffix=".txt")
+    handle.write(b"\n".join(raw) + b"\n")
+    handle.close()
+    return type(corpus)(handle.name), raw
 
 
 def timed(cmd: list[str], name: str) -> float:

@@ -34,7 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _measure import measured, timed
+from _measure import read_corpus, measured, timed
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
@@ -102,18 +102,7 @@ def main() -> None:
                         help="measure N times, interleaved, and report the median ratios "
                              "(this VM's speed drifts by 10-30%% between runs)")
     args = parser.parse_args()
-    if not CORPUS.exists():
-        sys.exit("bench: %s not found" % CORPUS)
-    corpus = CORPUS
-    raw = CORPUS.read_bytes().split(b"\n")
-    if raw and raw[-1] == b"":
-        raw.pop()
-    if args.lines:
-        raw = raw[:args.lines]
-        tmp = tempfile.NamedTemporaryFile(delete=False, suffix=".txt")
-        tmp.write(b"\n".join(raw) + b"\n")
-        tmp.close()
-        corpus = Path(tmp.name)
+    corpus, raw = read_corpus(CORPUS, args.lines)
     print("corpus: %s (%d lines, %.1f MB)" % (CORPUS.name, len(raw), sum(map(len, raw)) / 1e6))
     byte_compile()
     for name in args.models.split(","):

@@ -5,14 +5,15 @@ from __future__ import annotations
 import click
 
 from subtok.cli.batch import LineDecoder, map_blocks
-from subtok.cli.options import Command, option
+from subtok.cli.options import Command, bool_option, option
 from subtok.cli.streams import input_paths, read_blocks, write_blocks
 from subtok.errors import SubtokError
+from subtok.formats import load_any
 from subtok.processor import SentencePieceProcessor
 
 
 @click.command(cls=Command)
-@option("model", required=True, help="Model file (.model).")
+@option("model", required=True, help="Model file (.model, or a tokenizer.json).")
 @option("input", multiple=True, help="Input file(s). Default: stdin.")
 @option("output", default=None, help="Output file. Default: stdout.")
 @option("input_format", default="piece", show_default=True, help="piece | id")
@@ -20,16 +21,23 @@ from subtok.processor import SentencePieceProcessor
 @option("extra_options", default="", help="':'-separated bos, eos, reverse, unk, applied in order.")
 @option("num_threads", type=click.IntRange(1, 1024), default=1, show_default=True,
         help="Worker processes (forked; where the system cannot fork, one process).")
+@bool_option("skip_special_tokens", True,
+             "tokenizer.json: leave special added tokens out (tokenizers' default).")
 @option("minloglevel", type=int, default=0, hidden=True)
 @click.argument("files", nargs=-1, type=click.Path())
 def decode(model, input, output, input_format, output_format, extra_options, num_threads,
-           minloglevel, files):
+           skip_special_tokens, minloglevel, files):
     """Decode lines of pieces or ids back into text (like spm_decode)."""
     if input_format not in ("piece", "id"):
         raise SubtokError("unknown input format: %s (choose piece or id)." % input_format)
     if output_format != "string":
         raise SubtokError("unknown output format: %s (only string is supported)." % output_format)
-    processor = SentencePieceProcessor(model)
+    processor = load_any(model)
     paths = input_paths(input, files)
+    if not isinstance(processor, SentencePieceProcessor):
+        if extra_options:
+            raise SubtokError("--extra_options needs a SentencePiece model, not a tokenizer.json.")
+        from subtok.cli.tokenizer_lines import decode_lines
+        return decode_lines(processor, paths, output, input_format, skip_special_tokens, num_threads)
     decoder = LineDecoder(processor, input_format, extra_options)
     write_blocks(map_blocks(decoder, read_blocks(paths), num_threads), output)

@@ -10,6 +10,7 @@ from subtok.cli.batch import LineEncoder, SampleLineEncoder, map_blocks
 from subtok.cli.options import Command, bool_option, option
 from subtok.cli.streams import check_readable, input_paths, read_blocks, read_lines, write_blocks, write_lines
 from subtok.errors import EncodeError, SubtokError
+from subtok.formats import load_any
 from subtok.processor import SentencePieceProcessor
 from subtok.vocab import PieceType
 
@@ -22,7 +23,7 @@ PROTO_FORMATS = {"proto": "piece", "sample_proto": "sample_piece", "nbest_proto"
 
 
 @click.command(cls=Command)
-@option("model", required=True, help="Model file (.model).")
+@option("model", required=True, help="Model file (.model, or a tokenizer.json).")
 @option("input", multiple=True, help="Input file(s); comma-separated or repeated. Default: stdin.")
 @option("output", default=None, help="Output file. Default: stdout.")
 @option("output_format", default="piece", show_default=True,
@@ -40,15 +41,25 @@ PROTO_FORMATS = {"proto": "piece", "sample_proto": "sample_piece", "nbest_proto"
 @bool_option("generate_vocabulary", False, "Print piece<TAB>count of the encoded input instead.")
 @option("num_threads", type=click.IntRange(1, 1024), default=1, show_default=True,
         help="Worker processes (forked; where the system cannot fork, one process).")
+@bool_option("add_special_tokens", True,
+             "tokenizer.json: add the post-processor's special tokens (tokenizers' default).")
 @option("minloglevel", type=int, default=0, hidden=True)
 @click.argument("files", nargs=-1, type=click.Path())
 def encode(model, input, output, output_format, extra_options, nbest_size, alpha, random_seed,
-           vocabulary, vocabulary_threshold, generate_vocabulary, num_threads, minloglevel, files):
+           vocabulary, vocabulary_threshold, generate_vocabulary, num_threads, add_special_tokens,
+           minloglevel, files):
     """Encode text lines into pieces or ids (like spm_encode)."""
     if output_format not in ("piece", "id") + SAMPLING_FORMATS + tuple(PROTO_FORMATS):
         raise EncodeError("unknown output format: %s (choose piece, id, %s, %s)."
                           % (output_format, ", ".join(SAMPLING_FORMATS), ", ".join(PROTO_FORMATS)))
-    processor = SentencePieceProcessor(model)
+    processor = load_any(model)
+    if not isinstance(processor, SentencePieceProcessor):
+        if extra_options or vocabulary or generate_vocabulary:
+            raise EncodeError("--extra_options, --vocabulary and --generate_vocabulary need a "
+                              "SentencePiece model, not a tokenizer.json.")
+        from subtok.cli.tokenizer_lines import encode_lines
+        return encode_lines(processor, input_paths(input, files), output, output_format,
+                            add_special_tokens, num_threads, random_seed)
     if vocabulary:
         processor.set_vocabulary(_read_vocabulary(vocabulary, vocabulary_threshold))
     paths = input_paths(input, files)

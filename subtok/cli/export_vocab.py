@@ -7,12 +7,13 @@ import click
 from subtok.cli.options import Command, option
 from subtok.cli.streams import open_output
 from subtok.errors import SubtokError
+from subtok.formats import load_any
 from subtok.formats.sentencepiece import syms_text, vocab_text
 from subtok.processor import SentencePieceProcessor
 
 
 @click.command("export-vocab", cls=Command)
-@option("model", required=True, help="Model file (.model).")
+@option("model", required=True, help="Model file (.model, or a tokenizer.json).")
 @option("output", default=None, help="Output file. Default: stdout.")
 @option("output_format", default="vocab", show_default=True,
         help="vocab (piece<TAB>score) | syms (piece<TAB>id)")
@@ -20,7 +21,11 @@ def export_vocab(model, output, output_format):
     """Print the vocabulary of a model (like spm_export_vocab)."""
     if output_format not in ("vocab", "syms"):
         raise SubtokError("unknown output format: %s (choose vocab or syms)." % output_format)
-    data = SentencePieceProcessor(model).model_data
+    processor = load_any(model)
+    if not isinstance(processor, SentencePieceProcessor):
+        from subtok.cli.tokenizer_lines import export_vocab as export_tokenizer_vocab
+        return export_tokenizer_vocab(processor, output, output_format)
+    data = processor.model_data
     text = vocab_text(data) if output_format == "vocab" else syms_text(data)
     with open_output(output) as out:
         out.write(text.encode("utf-8", "surrogateescape"))

@@ -1,0 +1,135 @@
+"""``subtok encode/decode/export-vocab`` with a Hugging Face ``tokenizer.json``.
+
+The commands find out from the model file's content which kind it is
+(:func:`subtok.formats.load_any`) and hand a :class:`~subtok.tokenizer.Tokenizer`
+to the functions here. Lines are what lies between ``\\n`` bytes, as for
+SentencePiece models; bytes that are not UTF-8 become U+FFFD (Python's
+"replace": one per maximal invalid sequence) before encoding, since
+``tokenizers`` takes only valid text.
+
+Output per input line: the token ids, or the token strings, separated by
+spaces; ``tokenizers``' ``encode`` default adds the post-processor's
+special tokens (``--no-add_special_tokens`` leaves them out). Stored
+``truncation`` and ``padding`` are not applied: a corpus encoder writes
+every token of every line (see docs/tokenizer-json.md).
+"""
+
+from __future__ import annotations
+
+from subtok.cli.batch import PerLine, map_blocks
+from subtok.cli.streams import open_output, read_blocks, write_blocks
+from subtok.errors import DecodeError, EncodeError
+from subtok.models.unigram.lattice import line_rng
+from subtok.tokenizer import Tokenizer
+
+
+def _text(line: bytes) -> str:
+    return line.decode("utf-8", "replace")
+
+
+class TokenizerLineEncoder(PerLine):
+    """One line of text -> one line of ids or tokens."""
+
+    def __init__(self, tokenizer: Tokenizer, output_format: str, add_special_tokens: bool = True,
+                 seed: int | None = None) -> None:
+        if output_format not in ("piece", "id"):
+            raise EncodeError("output format %s is not available for a tokenizer.json "
+                              "(choose piece or id)." % output_format)
+        self.tokenizer = tokenizer
+        self.ids = output_format == "id"
+        self.add_special_tokens = add_special_tokens
+        # BPE-dropout draws per line from (seed, line number), so the
+        # output does not depend on how lines are shared among workers.
+        self.seed = seed
+        self.numbered = seed is not None and getattr(tokenizer.model, "dropout", None) is not None
+
+    def encode_text(self, text: str) -> str:
+        encoding = self.tokenizer.encode_fast(text, add_special_tokens=self.add_special_tokens)
+        return " ".join(map(str, encoding.ids)) if self.ids else " ".join(encoding.tokens)
+
+    def __call__(self, line: bytes, number: int = 1) -> bytes:
+        if self.numbered:
+            self.tokenizer.model.rng = line_rng(self.seed, number)  # type: ignore[arg-type]
+        return self.encode_text(_text(line)).encode("utf-8", "surrogatepass")
+
+    def block(self, block: bytes, first_line: int = 1) -> bytes:
+        """A whole block decoded and re-encoded at once (invalid UTF-8 never
+        spans a newline, so this equals decoding line by line)."""
+        if self.numbered:
+            return super().block(block, first_line)
+        try:
+            out = "\n".join(map(self.encode_text, _text(block).split("\n")))
+        except EncodeError:
+            return super().block(block, first_line)
+        return (out + "\n").encode("utf-8", "surrogatepass")
+
+
+class TokenizerLineDecoder(PerLine):
+    """One line of ids or tokens -> one line of text."""
+
+    def __init__(self, tokenizer: Tokenizer, input_format: str, skip_special_tokens: bool = True) -> None:
+        if input_format not in ("piece", "id"):
+            raise DecodeError("unknown input format: %s (choose piece or id)." % input_format)
+        self.tokenizer = tokenizer
+        self.ids = input_format == "id"
+        self.skip_special_tokens = skip_special_tokens
+
+    def _id(self, field: str) -> int:
+        if self.ids:
+            try:
+                value = int(field)
+            except ValueError:
+                raise DecodeError("%r is not an id." % field) from None
+            if value < 0:
+                raise DecodeError("%r is not an id." % field)
+            return value
+        found = self.tokenizer.token_to_id(field)
+        if found is None:
+            raise DecodeError("%r is not a token of this tokenizer." % field)
+        return found
+
+    def __call__(self, line: bytes, number: int = 1) -> bytes:
+        ids = [self._id(f) for f in _text(line).split(" ") if f]
+        text = self.tokenizer.decode(ids, skip_special_tokens=self.skip_special_tokens)
+        return text.encode("utf-8", "surrogatepass")
+
+
+def encode_lines(tokenizer: Tokenizer, paths: list[str], output: str | None, output_format: str,
+                 add_special_tokens: bool, num_threads: int, seed: int | None) -> None:
+    """``subtok encode`` for a tokenizer.json; stored truncation and
+    padding are off (every token of every line is written)."""
+    tokenizer.truncation = tokenizer.padding = None
+    encoder = TokenizerLineEncoder(tokenizer, output_format, add_special_tokens, seed)
+    write_blocks(map_blocks(encoder, read_blocks(paths), num_threads), output)
+
+
+def decode_lines(tokenizer: Tokenizer, paths: list[str], output: str | None, input_format: str,
+                 skip_special_tokens: bool, num_threads: int) -> None:
+    """``subtok decode`` for a tokenizer.json."""
+    decoder = TokenizerLineDecoder(tokenizer, input_format, skip_special_tokens)
+    write_blocks(map_blocks(decoder, read_blocks(paths), num_threads), output)
+
+
+def vocab_text(tokenizer: Tokenizer, output_format: str) -> str:
+    """``subtok export-vocab``: ``token<TAB>score`` (``vocab``) or
+    ``token<TAB>id`` (``syms``) per line, by id, added tokens included.
+    Only a Unigram model has scores; others show 0."""
+    scores = {}
+    pieces = getattr(tokenizer.model, "pieces", None)
+    if pieces is not None:
+        scores = {i: score for i, (_, score) in enumerate(pieces)}
+    rows = sorted(tokenizer.get_vocab().items(), key=lambda kv: (kv[1], kv[0]))
+    if output_format == "syms":
+        return "".join("%s\t%d\n" % (token, i) for token, i in rows)
+    return "".join("%s\t%r\n" % (token, scores.get(i, 0)) for token, i in rows)
+
+
+def export_vocab(tokenizer: Tokenizer, output: str | None, output_format: str) -> None:
+    """``subtok export-vocab`` for a tokenizer.json."""
+    text = vocab_text(tokenizer, output_format)
+    with open_output(output) as out:
+        out.write(text.encode("utf-8", "surrogatepass"))
+
+
+__all__ = ["TokenizerLineEncoder", "TokenizerLineDecoder", "encode_lines", "decode_lines",
+           "export_vocab", "vocab_text"]

@@ -1,0 +1,89 @@
+"""Reading a Hugging Face ``tokenizer.json`` into stage components.
+
+The file is one JSON object: ``version`` ("1.0"), ``truncation``,
+``padding``, ``added_tokens``, ``normalizer``, ``pre_tokenizer``, ``model``,
+``post_processor`` and ``decoder`` (files of tokenizers 0.19 to 0.23). Each
+component is built by the registry of its stage (``subtok.<stage>.hf``);
+:class:`TokenizerParts` holds them, and :class:`subtok.tokenizer.Tokenizer`
+runs them. Every problem is one :class:`~subtok.errors.ModelFileError`
+that names the file and the place in it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, NamedTuple
+
+from subtok.errors import ModelFileError
+
+
+class TokenizerParts(NamedTuple):
+    """The components of a tokenizer; any but ``model`` may be None."""
+
+    model: Any
+    normalizer: Any = None
+    pre_tokenizer: Any = None
+    post_processor: Any = None
+    decoder: Any = None
+    added_tokens: list = []
+    truncation: Any = None
+    padding: Any = None
+
+
+def parse_json(text: str, source: str) -> dict:
+    """The top-level object of a ``tokenizer.json``."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ModelFileError("%s:%d:%d: not valid JSON: %s." % (source, exc.lineno, exc.colno, exc.msg)) from None
+    except RecursionError:
+        raise ModelFileError("%s: JSON nested too deeply." % source) from None
+    if not isinstance(data, dict) or "model" not in data:
+        raise ModelFileError("%s: not a tokenizer.json (no JSON object with a \"model\")." % source)
+    return data
+
+
+def read_parts(data: dict, source: str) -> TokenizerParts:
+    """Build every component of a parsed ``tokenizer.json``."""
+    # Imported here: only a tokenizer.json needs them, and the registries
+    # import every component of their stage.
+    from subtok.added_vocabulary import AddedToken
+    from subtok.decoders import hf as decoders
+    from subtok.models import hf as models
+    from subtok.normalizers import hf as normalizers
+    from subtok.postprocessors import hf as postprocessors
+    from subtok.postprocessors.limits import Padding, Truncation
+    from subtok.pretokenizers import hf as pretokenizers
+
+    version = data.get("version", "1.0")
+    if version != "1.0":
+        raise ModelFileError("%s: unknown tokenizer.json version %r (only \"1.0\" exists)."
+                             % (source, version))
+
+    def part(key: str, registry) -> Any:
+        spec = data.get(key)
+        return None if spec is None else registry.from_json(spec, "%s: %s" % (source, key))
+
+    added = data.get("added_tokens") or []
+    if not isinstance(added, list):
+        raise ModelFileError("%s: added_tokens must be a list." % source)
+    return TokenizerParts(
+        model=part("model", models),
+        normalizer=part("normalizer", normalizers),
+        pre_tokenizer=part("pre_tokenizer", pretokenizers),
+        post_processor=part("post_processor", postprocessors),
+        decoder=part("decoder", decoders),
+        added_tokens=[AddedToken.from_json(t, "%s: added_tokens[%d]" % (source, i))
+                      for i, t in enumerate(added)],
+        truncation=_settings(data, "truncation", Truncation, source),
+        padding=_settings(data, "padding", Padding, source),
+    )
+
+
+def _settings(data: dict, key: str, kind, source: str):
+    value = data.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ModelFileError("%s: %s must be an object or null." % (source, key))
+    return kind.from_json(value, "%s: %s" % (source, key))

@@ -1,0 +1,413 @@
+"""BPE with a merge list, as Hugging Face ``tokenizers`` runs it
+(``tokenizers/src/models/bpe/{model,word}.rs``).
+
+This is not SentencePiece's BPE (:mod:`subtok.models.bpe`), which merges by
+piece score and stores no merges. Here a word starts as its characters
+(each looked up in the vocabulary, with ``continuing_subword_prefix`` on
+all but the first and ``end_of_word_suffix`` on the last; a character not
+in the vocabulary becomes its byte tokens ``<0xNN>`` with ``byte_fallback``,
+else the unknown token, runs of which ``fuse_unk`` joins, else nothing),
+then adjacent pairs are merged by rank: always the pair of lowest rank,
+leftmost first, through a priority queue exactly like ``Word::merge_all``
+(a queued pair that no longer holds is skipped when it comes up, unless
+the symbols now there merge into the same token).
+
+Dropout (BPE-dropout): each time a merge comes up it is skipped with
+probability ``dropout``; skipped merges return to the queue once a merge is
+done. ``tokenizers`` draws from an unseeded thread generator; here the
+model draws from ``self.rng`` (a ``random.Random``), seeded by the
+``seed`` given to the constructor (None: from the system), so a seed fixes
+the sequence of segmentations a process produces. With dropout the cache
+is bypassed, as in ``tokenizers``.
+
+Token spans are kept in UTF-8 bytes while merging, as ``tokenizers`` keeps
+them, because a byte token stands for part of a character; they are turned
+into character spans at the end (a token covers every character one of its
+bytes belongs to).
+"""
+
+from __future__ import annotations
+
+import heapq
+import operator
+from collections.abc import Callable
+from itertools import chain
+import random
+import re
+from operator import itemgetter
+
+import regex
+
+from subtok.errors import EncodeError, ModelFileError
+from subtok.formats.json_fields import field
+from subtok.models.tokens import VocabModel, WordTokens
+
+Pair = tuple[int, int]
+
+#: Words of at most this many symbols are merged by rescanning their
+#: pair ranks (C-level min and index; cheaper in Python than a queue);
+#: longer ones through the queue, which does not cost the square of the
+#: length.
+_SCAN_LIMIT = 256
+#: The rank of a pair that does not merge.
+_NO_MERGE = 1 << 62
+#: Words longer than this are cut at safe places, when the model has them.
+_CUT_ABOVE = 48
+#: Characters that start words in the vocabularies of the common formats.
+_WORD_MARKS = ("\u2581", "\u0120", " ")
+
+
+class MergeBPE(VocabModel):
+    """A ``tokenizer.json`` BPE model."""
+
+    def __init__(self, vocab: dict[str, int], merges: list[tuple[str, str]], *,
+                 unk_token: str | None = None, continuing_subword_prefix: str | None = None,
+                 end_of_word_suffix: str | None = None, fuse_unk: bool = False,
+                 byte_fallback: bool = False, ignore_merges: bool = False,
+                 dropout: float | None = None, seed: int | None = None, where: str = "") -> None:
+        super().__init__(vocab)
+        if dropout is not None and not 0.0 <= dropout <= 1.0:
+            raise ModelFileError("%s: dropout should be between 0 and 1, not %r." % (where, dropout))
+        self.unk_token = unk_token
+        self.prefix = continuing_subword_prefix
+        self.suffix = end_of_word_suffix
+        self.fuse_unk = fuse_unk
+        self.byte_fallback = byte_fallback
+        self.ignore_merges = ignore_merges
+        self.dropout = dropout or None
+        self.rng = random.Random(seed)
+        self.merges = self._merge_table(merges, where)
+        self._byte_ids = [vocab.get("<0x%02X>" % b) for b in range(256)]
+        #: str -> its parts between safe cuts (see _safe_cuts), or None
+        self._cutter = self._safe_cuts()
+
+    def _safe_cuts(self) -> Callable[[str], list[str]] | None:
+        """Where a long word can be cut into parts merged alone, or None.
+
+        A cut between characters ``x`` and ``y`` is safe when no vocabulary
+        token contains ``xy``: no merge can then make a symbol across it
+        (a merge's result is a token), so each side merges as if alone, in
+        the same rank order. Both characters must be tokens themselves (an
+        unknown one could be fused with its neighbour, or become byte
+        tokens). Whatever the continuing prefix, end-of-word suffix, whole
+        word lookup (ignore_merges) or dropout do at a word's ends would
+        change at a cut, so none may be set; nor may merges join byte
+        tokens. Cuts are looked for before a word mark ("▁", "Ġ", " "): a
+        SentencePiece-style model (llama2) sees whole lines as one word.
+        """
+        if self.prefix or self.suffix or self.ignore_merges or self.dropout is not None:
+            return None
+        byte_ids = {i for i in self._byte_ids if i is not None}
+        if byte_ids and any(a in byte_ids or b in byte_ids for a, b in self.merges):
+            return None
+        self._singles = frozenset(token for token in self.vocab if len(token) == 1)
+        for mark in _WORD_MARKS:
+            if mark not in self._singles:
+                continue
+            before = {token[i - 1] for token in self.vocab if mark in token[1:]
+                      for i in range(1, len(token)) if token[i] == mark}
+            m = regex.escape(mark)
+            if before <= {mark}:  # cut before each run of marks: the parts are matches
+                return regex.compile("%s*[^%s]+|%s+" % (m, m, m)).findall
+            excluded = "".join(map(regex.escape, sorted(before)))
+            return regex.compile("(?<=[^%s])(?=%s)" % (excluded, m), regex.DOTALL).split
+        return None
+
+    def _split(self, word: str) -> list[str]:
+        """A word cut at its safe places: before a mark that follows a
+        character no token joins to it, when that character is a token."""
+        parts = self._cutter(word)  # type: ignore[misc]
+        if len(parts) == 1 or self._singles.issuperset(word):
+            return parts
+        out = [parts[0]]
+        for part in parts[1:]:  # an unknown character before the cut: glue back
+            if out[-1][-1] in self._singles:
+                out.append(part)
+            else:
+                out[-1] += part
+        return out
+
+    def _merge_table(self, merges: list[tuple[str, str]], where: str) -> dict[Pair, tuple[int, int]]:
+        """(left id, right id) -> (rank, merged id). The merged token is the
+        left one followed by the right one less the prefix's length in
+        bytes (``BpeBuilder::build``); a pair listed twice keeps its last
+        rank. Built column by column (C loops: 100k merges)."""
+        get = self.vocab.get
+        lefts = list(map(itemgetter(0), merges))
+        rights = list(map(itemgetter(1), merges))
+        cut = len(self.prefix.encode("utf-8")) if self.prefix else 0
+        if cut:
+            rights_cut = [r.encode("utf-8")[cut:].decode("utf-8", "replace") for r in rights]
+            merged = list(map(operator.add, lefts, rights_cut))
+        else:
+            merged = list(map(operator.add, lefts, rights))
+        columns = [list(map(get, tokens)) for tokens in (lefts, rights, merged)]
+        for tokens, ids in zip((lefts, rights, merged), columns):
+            if None in ids:
+                rank = ids.index(None)
+                raise ModelFileError("%s: merge %d (%r %r) names %r, which is not in the "
+                                     "vocabulary." % (where, rank + 1, lefts[rank], rights[rank],
+                                                      tokens[rank]))
+        return dict(zip(zip(columns[0], columns[1]), zip(range(len(merges)), columns[2])))
+
+    @classmethod
+    def from_json(cls, spec: dict, where: str = "", seed: int | None = None) -> MergeBPE:
+        vocab = vocab_field(spec, where)
+        merges = merges_field(spec, where)
+        optional = {name: field(spec, name, str, where, None)
+                    for name in ("unk_token", "continuing_subword_prefix", "end_of_word_suffix")}
+        flags = {name: field(spec, name, bool, where, None) or False
+                 for name in ("fuse_unk", "byte_fallback", "ignore_merges")}
+        dropout = field(spec, "dropout", float, where, None)
+        return cls(vocab, merges, **optional, **flags, dropout=dropout, seed=seed, where=where)
+
+    # -- encoding ------------------------------------------------------------
+    def encode_word(self, word: str) -> WordTokens:
+        if self.dropout is not None:
+            return self.segment(word)
+        if self._cutter is None or len(word) <= _CUT_ABOVE:
+            return super().encode_word(word)
+        parts = self._split(word)
+        if len(parts) == 1:
+            return super().encode_word(word)
+        return _joined(word, super().encode_words(parts), parts)
+
+    def _parts(self, words: list[str]) -> list[str]:
+        """The words, long ones cut at safe places (see :meth:`_safe_cuts`)."""
+        split = self._split
+        return [part for word in words
+                for part in (split(word) if len(word) > _CUT_ABOVE else (word,))]
+
+    def encode_words(self, words: list[str]) -> list[WordTokens]:
+        """Tokens of each word, a long word as the tokens of its parts
+        (their concatenation is the word's)."""
+        if self.dropout is not None:
+            return list(map(self.segment, words))
+        if self._cutter is not None and words and max(map(len, words)) > _CUT_ABOVE:
+            words = self._parts(words)
+        return super().encode_words(words)
+
+    def segment(self, word: str) -> WordTokens:
+        if self.ignore_merges:
+            whole = self.vocab.get(word)
+            if whole is not None:
+                return WordTokens((whole,), (word,), ((0, len(word)),))
+        ids, lengths, in_bytes = self._symbols(word)
+        if self.dropout is None and len(ids) <= _SCAN_LIMIT:
+            self._merge(ids, lengths)
+        else:
+            ids, lengths = self._merge_with_queue(ids, lengths)
+        values = tuple(self.tokens_by_id[i] for i in ids)
+        return WordTokens(tuple(ids), values, _spans(word, lengths, in_bytes))
+
+    def _unk_id(self) -> int:
+        unk_id = self.vocab.get(self.unk_token)  # type: ignore[arg-type]
+        if unk_id is None:
+            raise EncodeError("the unknown token %r is not in the vocabulary." % self.unk_token)
+        return unk_id
+
+    def _symbols(self, word: str) -> tuple[list[int], list[int], bool]:
+        """The word's first symbols (``BPE::merge_word`` before merging):
+        ids, lengths, and whether the lengths are in bytes (they are in
+        characters unless a byte token split a character)."""
+        if not self.prefix and not self.suffix:
+            ids = list(map(self.vocab.get, word))
+            if None not in ids:  # every character is a token
+                return ids, [1] * len(ids), False  # type: ignore[return-value]
+        ids, lengths = self._symbols_in_bytes(word)
+        if lengths == [len(c.encode("utf-8", "surrogatepass")) for c in word]:
+            return ids, [1] * len(ids), False  # one symbol per character
+        return ids, lengths, True
+
+    def _symbols_in_bytes(self, word: str) -> tuple[list[int], list[int]]:
+        """Every case of ``merge_word``: prefix and suffix, byte fallback,
+        unknown characters (fused or not, or dropped without an unknown
+        token); lengths in UTF-8 bytes, as tokenizers keeps them."""
+        vocab, prefix, suffix = self.vocab, self.prefix, self.suffix
+        ids: list[int] = []
+        lengths: list[int] = []
+        unk: list[int] | None = None  # the pending unknown symbol: [id, length]
+        last = len(word) - 1
+        for i, char in enumerate(word):
+            size = len(char.encode("utf-8", "surrogatepass"))
+            token = char
+            if i and prefix:
+                token = prefix + token
+            if i == last and suffix:
+                token = token + suffix
+            token_id = vocab.get(token)
+            if token_id is not None:
+                if unk is not None:
+                    ids.append(unk[0])
+                    lengths.append(unk[1])
+                    unk = None
+                ids.append(token_id)
+                lengths.append(size)
+                continue
+            if self.byte_fallback:
+                byte_ids = [self._byte_ids[b] for b in token.encode("utf-8", "surrogatepass")]
+                if None not in byte_ids:
+                    ids.extend(byte_ids)  # type: ignore[arg-type]
+                    lengths.extend([1] * len(byte_ids))
+                    continue
+            if self.unk_token is not None:
+                if unk is not None and self.fuse_unk:
+                    unk[1] += size
+                    continue
+                if unk is not None:
+                    ids.append(unk[0])
+                    lengths.append(unk[1])
+                unk = [self._unk_id(), size]
+        if unk is not None:
+            ids.append(unk[0])
+            lengths.append(unk[1])
+        return ids, lengths
+
+    def _merge(self, ids: list[int], lengths: list[int]) -> None:
+        """Merge in place, always the pair of lowest rank, the leftmost of
+        equal ones. This is what ``Word::merge_all``'s queue does without
+        dropout: the queue holds every live pair, and a stale entry never
+        passes its check (a merge only lengthens symbols, so the pair now
+        at its place makes a longer, different token). One scan per merge
+        costs less than a queue for words of a few symbols."""
+        get = self.merges.get
+        found = list(map(get, zip(ids, ids[1:])))
+        ranks = [m[0] if m else _NO_MERGE for m in found]
+        while ranks:
+            best = min(ranks)
+            if best == _NO_MERGE:
+                return
+            pos = ranks.index(best)  # the leftmost pair of that rank
+            ids[pos:pos + 2] = [found[pos][1]]
+            lengths[pos:pos + 2] = [lengths[pos] + lengths[pos + 1]]
+            del ranks[pos], found[pos]
+            for k in (pos - 1, pos):  # the two pairs the new symbol is in
+                if 0 <= k < len(ranks):
+                    m = found[k] = get((ids[k], ids[k + 1]))
+                    ranks[k] = m[0] if m else _NO_MERGE
+
+    def _merge_with_queue(self, ids: list[int], lengths: list[int]) -> tuple[list[int], list[int]]:
+        """``Word::merge_all`` step by step, for dropout and for long words
+        (where rescanning would cost the square of the length): symbols
+        linked both ways, a min-queue of (rank, position, merged id), a
+        merged-away symbol marked by length 0, with dropout a random draw
+        for each entry taken from the queue."""
+        merges = self.merges
+        count = len(ids)
+        prev = list(range(-1, count - 1))
+        nxt = list(range(1, count + 1))
+        nxt[-1:] = [-1] if count else []
+        queue = []
+        for pos in range(count - 1):
+            found = merges.get((ids[pos], ids[pos + 1]))
+            if found is not None:
+                queue.append((found[0], pos, found[1]))
+        heapq.heapify(queue)
+        dropout, rng, skipped = self.dropout, self.rng, []
+        while queue:
+            top = heapq.heappop(queue)
+            if dropout is not None and rng.random() < dropout:
+                skipped.append(top)
+                continue
+            for item in skipped:
+                heapq.heappush(queue, item)
+            skipped = []
+            _, pos, new_id = top
+            right = nxt[pos]
+            if lengths[pos] == 0 or right == -1:
+                continue
+            current = merges.get((ids[pos], ids[right]))
+            if current is None or current[1] != new_id:
+                continue
+            ids[pos] = new_id
+            lengths[pos] += lengths[right]
+            lengths[right] = 0
+            nxt[pos] = nxt[right]
+            if nxt[pos] != -1:
+                prev[nxt[pos]] = pos
+            before = prev[pos]
+            if before >= 0:
+                found = merges.get((ids[before], new_id))
+                if found is not None:
+                    heapq.heappush(queue, (found[0], before, found[1]))
+            after = nxt[pos]
+            if after != -1:
+                found = merges.get((new_id, ids[after]))
+                if found is not None:
+                    heapq.heappush(queue, (found[0], pos, found[1]))
+        kept = [i for i in range(count) if lengths[i]]
+        return [ids[i] for i in kept], [lengths[i] for i in kept]
+
+
+def _joined(word: str, found: list[WordTokens], parts: list[str]) -> WordTokens:
+    """The tokens of consecutive parts of a word as the word's tokens."""
+    spans = []
+    begin = 0
+    for part, tokens in zip(parts, found):
+        spans += [(b + begin, e + begin) for b, e in tokens.spans]
+        begin += len(part)
+    return WordTokens(tuple(chain.from_iterable(t.ids for t in found)),
+                      tuple(chain.from_iterable(t.values for t in found)), tuple(spans))
+
+
+def _spans(word: str, lengths: list[int], in_bytes: bool) -> tuple[tuple[int, int], ...]:
+    """Lengths of consecutive tokens -> their character spans in the word;
+    a token of byte lengths covers each character one of its bytes is in."""
+    if not in_bytes or word.isascii():
+        spans = []
+        position = 0
+        for size in lengths:
+            spans.append((position, position + size))
+            position += size
+        return tuple(spans)
+    char_at = [i for i, c in enumerate(word) for _ in range(len(c.encode("utf-8", "surrogatepass")))]
+    total = len(char_at)
+    spans = []
+    position = 0
+    for size in lengths:
+        first = char_at[position] if position < total else len(word) + position - total
+        end = position + size
+        last = char_at[end - 1] + 1 if end - 1 < total else len(word) + end - total
+        spans.append((first, last))
+        position = end
+    return tuple(spans)
+
+
+def vocab_field(spec: dict, where: str) -> dict[str, int]:
+    """A ``{token: id}`` vocabulary (checked in C loops: 100k entries)."""
+    vocab = field(spec, "vocab", dict, where)
+    if vocab and (not set(map(type, vocab.values())) <= {int} or min(vocab.values()) < 0):
+        token = next(t for t, i in vocab.items() if type(i) is not int or i < 0)
+        raise ModelFileError("%s: vocabulary id of %r must be a non-negative integer, not %r."
+                             % (where, token, vocab[token]))
+    return vocab
+
+
+#: One legacy merge per line: two parts around exactly one space.
+_MERGE_LINE = re.compile(r"^([^ \n]*) ([^ \n]*)$", re.MULTILINE)
+
+
+def merges_field(spec: dict, where: str) -> list[tuple[str, str]]:
+    """Merges as ``["a b", ...]`` (tokenizers 0.19) or ``[["a", "b"], ...]``
+    (0.20 on); a string must split on one space into exactly two parts.
+    Checked and split in C loops where possible (100k merges)."""
+    merges = field(spec, "merges", list, where)
+    kinds = set(map(type, merges))
+    if kinds <= {str}:
+        joined = "\n".join(merges)
+        if joined.count("\n") == len(merges) - 1:  # no merge holds a newline
+            pairs = _MERGE_LINE.findall(joined)
+            if len(pairs) == len(merges):
+                return pairs
+    elif kinds <= {list} and set(map(len, merges)) <= {2}:
+        if (set(map(type, map(itemgetter(0), merges))) <= {str}
+                and set(map(type, map(itemgetter(1), merges))) <= {str}):
+            return list(map(tuple, merges))
+    out = []
+    for rank, merge in enumerate(merges):
+        parts = merge.split(" ") if isinstance(merge, str) else merge
+        if not isinstance(parts, list) or len(parts) != 2 or not all(isinstance(p, str) for p in parts):
+            raise ModelFileError("%s: merge %d must be \"a b\" or [\"a\", \"b\"], not %r."
+                                 % (where, rank + 1, merge))
+        out.append((parts[0], parts[1]))
+    return out

@@ -1,0 +1,151 @@
+"""Oniguruma patterns of ``tokenizer.json`` files, run with the ``regex`` package.
+
+``tokenizers`` compiles the ``Regex`` patterns of ``Split`` and ``Replace``
+with Oniguruma (``tokenizers/src/utils/onig.rs``, the Ruby syntax, no
+options). The ``regex`` package reads almost all of that syntax the same
+way: ``\\p{L}``, possessive quantifiers, atomic groups, lookarounds,
+``(?i:...)``, and its ``\\s`` is Oniguruma's (the Unicode White_Space set).
+What differs is rewritten by :func:`translate`:
+
+- ``^`` and ``$`` are line anchors in Ruby syntax: compiled with MULTILINE;
+- ``\\z`` (end of text) is ``regex``'s ``\\Z``; Oniguruma's ``\\Z`` (end, or
+  before a final newline) becomes ``(?=\\n?\\Z)``;
+- ``\\h`` / ``\\H`` are hex digits in Oniguruma;
+- ``\\x{HHHH}`` code points are written as ``\\uHHHH`` / ``\\UHHHHHHHH``.
+
+Known differences that are not rewritten (see docs/tokenizer-json.md):
+Oniguruma's ``^`` does not match after a newline that ends the text, and
+the Unicode tables of the two engines may differ for characters assigned
+in the newest Unicode versions.
+
+:func:`find_matches` reproduces how ``onig``'s ``find_iter`` steps over
+empty matches (``tokenizers/src/utils/onig.rs`` + the ``onig`` crate's
+``FindMatches``): an empty match right where the previous match ended is
+skipped and the search goes on one character later. ``regex.finditer``
+would instead report it and then look for a longer match at the same
+place; the two only differ for patterns that can match the empty string.
+"""
+
+from __future__ import annotations
+
+import functools
+import re as _stdlib_re
+from collections.abc import Iterable
+
+import regex
+
+from subtok.errors import ModelFileError
+
+Match = tuple[int, int, bool]
+
+_HEX = "[0-9a-fA-F]"
+_NOT_HEX = "[^0-9a-fA-F]"
+
+
+def translate(pattern: str) -> str:
+    """An Oniguruma (Ruby syntax) pattern rewritten for ``regex``."""
+    out: list[str] = []
+    i = 0
+    in_class = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\" and i + 1 < len(pattern):
+            escape = pattern[i + 1]
+            if escape == "x" and pattern.startswith("{", i + 2):
+                close = pattern.find("}", i + 3)
+                if close > 0:
+                    out.append(_code_point(pattern[i + 3:close]))
+                    i = close + 1
+                    continue
+            out.append(_ESCAPES_IN_CLASS.get(escape) if in_class and escape in _ESCAPES_IN_CLASS
+                       else _ESCAPES.get(escape, pattern[i:i + 2]))
+            i += 2
+            continue
+        if char == "[":
+            in_class += 1
+        elif char == "]" and in_class:
+            in_class -= 1
+        out.append(char)
+        i += 1
+    return "".join(out)
+
+
+_ESCAPES = {"z": r"\Z", "Z": r"(?=\n?\Z)", "h": _HEX, "H": _NOT_HEX}
+_ESCAPES_IN_CLASS = {"h": "0-9a-fA-F"}
+
+
+def _code_point(digits: str) -> str:
+    value = int(digits, 16)
+    return "\\U%08x" % value if value > 0xFFFF else "\\u%04x" % value
+
+
+@functools.lru_cache(maxsize=256)
+def compile_onig(pattern: str, where: str = "") -> regex.Pattern:
+    """Compile an Oniguruma pattern; a pattern neither engine would take
+    is a :class:`ModelFileError` naming ``where``."""
+    try:
+        return regex.compile(translate(pattern), regex.MULTILINE)
+    except (regex.error, ValueError, OverflowError) as exc:
+        raise ModelFileError("%sbad regex %r: %s." % (where, pattern, exc)) from None
+
+
+def compile_literal(text: str) -> regex.Pattern:
+    """A pattern matching ``text`` itself (``regex::escape`` in tokenizers)."""
+    return regex.compile(_stdlib_re.escape(text))
+
+
+def find_matches(pattern: regex.Pattern, text: str) -> list[Match]:
+    """Cover ``text`` with ``(start, end, is_match)`` ranges, in order
+    (``Pattern::find_matches`` for a ``SysRegex``). Empty text gives one
+    empty non-match."""
+    if not text:
+        return [(0, 0, False)]
+    return cover([(b, e, True) for b, e in match_spans(pattern, text)], len(text), False)
+
+
+def cover(found: Iterable[tuple], length: int, gap: object) -> list[tuple]:
+    """``(start, end, tag)`` ranges in order, with the text between and
+    after them added as ``(start, end, gap)``."""
+    out: list[tuple] = []
+    last = 0
+    for begin, stop, tag in found:
+        if last < begin:
+            out.append((last, begin, gap))
+        out.append((begin, stop, tag))
+        last = stop
+    if last < length:
+        out.append((last, length, gap))
+    return out
+
+
+def match_spans(pattern: regex.Pattern, text: str) -> list[tuple[int, int]]:
+    """The spans ``onig``'s ``find_iter`` reports, in order (see the module
+    docstring for empty matches)."""
+    spans = [m.span() for m in pattern.finditer(text)]
+    if all(b < e for b, e in spans):
+        return spans
+    return _stepped_spans(pattern, text)
+
+
+def _stepped_spans(pattern: regex.Pattern, text: str) -> list[tuple[int, int]]:
+    """``FindMatches::next`` step by step: slower, used only when some
+    match is empty."""
+    spans: list[tuple[int, int]] = []
+    position = 0
+    last_end = -1
+    while position <= len(text):
+        found = pattern.search(text, position)
+        if found is None:
+            break
+        begin, stop = found.span()
+        if begin == stop and begin == last_end:
+            position = begin + 1
+            continue
+        spans.append((begin, stop))
+        position = last_end = stop
+    return spans
+
+
+def invert(matches: list[Match]) -> list[Match]:
+    """The same cover with matches and gaps swapped (tokenizers' ``Invert``)."""
+    return [(b, e, not m) for b, e, m in matches]

@@ -1,0 +1,279 @@
+"""A tokenizer assembled from stage components, as a Hugging Face
+``tokenizer.json`` describes one; named after ``tokenizers.Tokenizer``
+where the two overlap.
+
+::
+
+    from subtok.tokenizer import Tokenizer
+    tok = Tokenizer.from_file("tokenizer.json")
+    enc = tok.encode("Hello world")
+    enc.ids, enc.tokens, enc.offsets
+    tok.decode(enc.ids)
+
+How a text is encoded (``TokenizerImpl::encode_single_sequence`` and
+``post_process`` in ``tokenizers/src/tokenizer/mod.rs``):
+
+1. added tokens with ``normalized: false`` are cut out of the raw text;
+2. each other piece is normalized, and added tokens with
+   ``normalized: true`` are cut out of it (:mod:`subtok.added_vocabulary`);
+3. the pre-tokenizer cuts each remaining piece into words;
+4. the model segments each word (cached per word);
+5. the post-processor adds special tokens (and trims offsets).
+
+Every piece is an :class:`~subtok.normalizers.aligned.AlignedString`, so
+each token's span in the original text is known. :meth:`Tokenizer.encode_fast`
+runs the same steps without alignments (pre-tokenizers then cut plain
+strings), for callers that want ids and tokens only, like the command-line
+encoder.
+
+Other formats plug in as further loaders that build the same components
+and call ``Tokenizer(TokenizerParts(...))``: a GPT-2 ``vocab.json`` +
+``merges.txt`` pair is a ByteLevel pre-tokenizer
+(:class:`subtok.pretokenizers.bytelevel.ByteLevel`), a merge-list BPE model
+(:class:`subtok.models.mergebpe.model.MergeBPE`) and a ByteLevel decoder;
+a tiktoken rank file is a Split pre-tokenizer with the encoding's pattern,
+a ByteLevel pre-tokenizer without its regex, a MergeBPE with every split
+of each token as merges and ``ignore_merges``, and added special tokens; a
+BERT ``vocab.txt`` is BertNormalizer + BertPreTokenizer + WordPiece +
+TemplateProcessing + the WordPiece decoder.
+
+Stored ``truncation`` and ``padding`` (:mod:`subtok.postprocessors.limits`)
+are applied as ``tokenizers`` applies them; set :attr:`Tokenizer.truncation`
+or :attr:`Tokenizer.padding` to None to switch them off (the command-line
+encoder does: see docs/tokenizer-json.md).
+
+A Tokenizer read from JSON pickles as that JSON text.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+from collections.abc import Iterable
+from itertools import chain
+from operator import itemgetter
+from pathlib import Path
+
+from subtok.added_vocabulary import AddedVocabulary
+from subtok.encoding import Encoding
+from subtok.errors import ModelFileError
+from subtok.formats.tokenizer_json import TokenizerParts, parse_json, read_parts
+from subtok.normalizers.aligned import AlignedString
+
+_IDS = itemgetter(0)  # WordTokens.ids
+_VALUES = itemgetter(1)  # WordTokens.values
+
+
+class Tokenizer:
+    """Normalizer, pre-tokenizer, model, post-processor and decoder, plus
+    the added tokens."""
+
+    def __init__(self, parts: TokenizerParts, json_text: str | None = None,
+                 source: str = "<tokenizer>") -> None:
+        self.model = parts.model
+        self.normalizer = parts.normalizer
+        self.pre_tokenizer = parts.pre_tokenizer
+        self.post_processor = parts.post_processor
+        self.decoder = parts.decoder
+        self.truncation = parts.truncation
+        self.padding = parts.padding
+        self.added = AddedVocabulary(list(parts.added_tokens), self.model, self.normalizer)
+        self.source = source
+        self._json = json_text
+        # A pre-tokenizer that must know where pieces start in the original
+        # text (Metaspace with prepend_scheme "first") needs alignments even
+        # when only ids are asked for.
+        self._fast_is_exact = not getattr(self.pre_tokenizer, "needs_alignment", False)
+
+    # -- loading -------------------------------------------------------------
+    @classmethod
+    def from_str(cls, json_text: str, source: str = "<string>") -> Tokenizer:
+        """A tokenizer from the text of a ``tokenizer.json``."""
+        with _collector_paused():
+            return cls(read_parts(parse_json(json_text, source), source), json_text, source)
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> Tokenizer:
+        """A tokenizer from a ``tokenizer.json`` file."""
+        try:
+            raw = Path(path).read_bytes()
+        except OSError as exc:
+            raise ModelFileError("%s: cannot read the model file: %s." % (path, exc.strerror or exc)) from None
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise ModelFileError("%s: not UTF-8 text (byte %d)." % (path, exc.start)) from None
+        return cls.from_str(text, str(path))
+
+    def __reduce__(self):
+        if self._json is None:
+            return object.__reduce__(self)
+        return (Tokenizer.from_str, (self._json, self.source))
+
+    # -- encoding ------------------------------------------------------------
+    def encode(self, sequence: str, pair: str | None = None,
+               add_special_tokens: bool = True) -> Encoding:
+        """Ids, tokens and original-text offsets of ``sequence`` (and of
+        ``pair``, typed 1), with the post-processor's special tokens."""
+        first = self._encode_aligned(sequence, 0)
+        second = self._encode_aligned(pair, 1) if pair is not None else None
+        return self._post_process(first, second, add_special_tokens)
+
+    def encode_fast(self, sequence: str, pair: str | None = None,
+                    add_special_tokens: bool = True) -> Encoding:
+        """Like :meth:`encode`, without offsets and word ids (faster)."""
+        if not self._fast_is_exact:
+            encoding = self.encode(sequence, pair, add_special_tokens)
+            encoding.offsets = encoding.word_ids = None
+            return encoding
+        first = self._encode_plain(sequence, 0)
+        second = self._encode_plain(pair, 1) if pair is not None else None
+        return self._post_process(first, second, add_special_tokens)
+
+    def encode_batch(self, inputs: Iterable, add_special_tokens: bool = True) -> list[Encoding]:
+        """:meth:`encode` of each text (or ``(text, pair)`` tuple), padded
+        together when padding is set."""
+        return self._padded([self.encode(*_pair(item), add_special_tokens=add_special_tokens)
+                             for item in inputs])
+
+    def encode_batch_fast(self, inputs: Iterable, add_special_tokens: bool = True) -> list[Encoding]:
+        """:meth:`encode_fast` of each text (or ``(text, pair)`` tuple)."""
+        return self._padded([self.encode_fast(*_pair(item), add_special_tokens=add_special_tokens)
+                             for item in inputs])
+
+    def _padded(self, encodings: list[Encoding]) -> list[Encoding]:
+        if self.padding is not None:
+            self.padding.apply(encodings)
+        return encodings
+
+    def _words(self, piece: AlignedString) -> list[AlignedString]:
+        if self.pre_tokenizer is None:
+            return [piece]
+        return self.pre_tokenizer.split_aligned(piece)
+
+    def _encode_aligned(self, text: str, type_id: int) -> Encoding:
+        """One text, every token placed on it (``do_tokenize`` +
+        ``into_encoding`` with char offsets)."""
+        ids: list[int] = []
+        tokens: list[str] = []
+        offsets: list[tuple[int, int]] = []
+        words: list[int | None] = []
+        word_index = 0
+        for piece, token_id in self.added.extract(text, self.normalizer, track=True):
+            if token_id is not None:
+                ids.append(token_id)
+                tokens.append(piece.text)
+                offsets.append(piece.span(0, len(piece.text)))
+                words.append(word_index)
+                word_index += 1
+                continue
+            for word in self._words(piece):
+                found = self.model.encode_word(word.text)
+                ids += found.ids
+                tokens += found.values
+                offsets += [word.span(b, e) for b, e in found.spans]
+                words += [word_index] * len(found.ids)
+                word_index += 1
+        _byte_offsets_at_end(text, offsets)
+        return Encoding(ids, tokens, offsets, words, [type_id] * len(ids))
+
+    def _encode_plain(self, text: str, type_id: int) -> Encoding:
+        """One text, ids and tokens only."""
+        ids: list[int] = []
+        tokens: list[str] = []
+        split = self.pre_tokenizer.split if self.pre_tokenizer is not None else None
+        encode_words = self.model.encode_words
+        for piece, token_id in self.added.extract(text, self.normalizer, track=False):
+            if token_id is not None:
+                ids.append(token_id)
+                tokens.append(piece.text)
+                continue
+            found = encode_words(split(piece.text) if split is not None else [piece.text])
+            ids.extend(chain.from_iterable(map(_IDS, found)))
+            tokens.extend(chain.from_iterable(map(_VALUES, found)))
+        return Encoding(ids, tokens, None, None, [type_id] * len(ids))
+
+    def _post_process(self, first: Encoding, second: Encoding | None,
+                      add_special_tokens: bool) -> Encoding:
+        """Truncation, the post-processor's encodings joined, padding
+        (``post_process``)."""
+        processor = self.post_processor
+        if self.truncation is not None:
+            added = processor.added_tokens(second is not None) if processor and add_special_tokens else 0
+            self.truncation.apply(first, second, added)
+        encodings = [first] if second is None else [first, second]
+        if processor is None:
+            final = first if second is None else Encoding.merge(encodings)
+        else:
+            for i, encoding in enumerate(encodings):
+                encoding.type_ids = [i] * len(encoding)
+            final = Encoding.merge(processor.process(encodings, add_special_tokens))
+        return self._padded([final])[0]
+
+    # -- decoding ------------------------------------------------------------
+    def decode(self, ids: Iterable[int], skip_special_tokens: bool = True) -> str:
+        """Text of ``ids``; unknown ids are skipped, and special added
+        tokens too unless ``skip_special_tokens`` is false."""
+        strings = []
+        special = self.added.special
+        for token_id in ids:
+            token = self.id_to_token(token_id)
+            if token is None or (skip_special_tokens and token in special):
+                continue
+            strings.append(token)
+        if self.decoder is None:
+            return " ".join(strings)
+        return "".join(self.decoder.decode_chain(strings))
+
+    def decode_batch(self, sequences: Iterable[Iterable[int]], skip_special_tokens: bool = True) -> list[str]:
+        return [self.decode(ids, skip_special_tokens) for ids in sequences]
+
+    # -- vocabulary ----------------------------------------------------------
+    def token_to_id(self, token: str) -> int | None:
+        found = self.added.ids.get(token)
+        return found if found is not None else self.model.token_to_id(token)
+
+    def id_to_token(self, token_id: int) -> str | None:
+        found = self.added.token_string(token_id)
+        return found if found is not None else self.model.id_to_token(token_id)
+
+    def get_vocab(self, with_added_tokens: bool = True) -> dict[str, int]:
+        vocab = self.model.get_vocab()
+        if with_added_tokens:
+            vocab.update(self.added.ids)
+        return vocab
+
+    def get_vocab_size(self, with_added_tokens: bool = True) -> int:
+        size = self.model.get_vocab_size()
+        if with_added_tokens:
+            size += sum(1 for t in self.added.ids if self.model.token_to_id(t) is None)
+        return size
+
+
+@contextlib.contextmanager
+def _collector_paused():
+    """Loading builds a few hundred thousand tuples and lists and no
+    cycles; the cyclic garbage collector would walk them again and again
+    as they pile up (a fifth of olmo2's load time)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _pair(item) -> tuple:
+    return tuple(item) if isinstance(item, (tuple, list)) else (item,)
+
+
+def _byte_offsets_at_end(text: str, offsets: list[tuple[int, int]]) -> None:
+    """The Python binding turns byte offsets into character offsets with a
+    map that has no entry for the end of the text; a span that starts there
+    keeps its byte offsets (``BytesToCharOffsetConverter::convert``)."""
+    end = len(text)
+    for i, (start, stop) in enumerate(offsets):
+        if start >= end:
+            size = len(text.encode("utf-8", "surrogatepass"))
+            offsets[i] = (size, size + len(text[end:stop].encode("utf-8", "surrogatepass")))
