@@ -1,0 +1,255 @@
+"""``subtok encode|decode|export-vocab`` on a tiktoken rank file.
+
+The per-line encoder and decoder are :class:`~subtok.cli.batch.PerLine`
+functions, so ``map_blocks`` runs them in one process or several
+(``--num_threads``) with the same output.
+
+Output formats: ``id`` (the token ids, as tiktoken returns them) and
+``piece`` (each token's bytes in GPT-2's byte-to-character spelling, the
+strings of ``tokenizers``' ``tokens``). Encoding treats special-token text
+as text (``encode_ordinary``), so any input line can be encoded; decoding
+writes the tokens' bytes as they are (``decode_bytes``), special tokens as
+their text.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from itertools import filterfalse
+
+from subtok.cli.batch import PerLine, map_blocks
+from subtok.cli.streams import input_paths, open_output, read_blocks, write_blocks
+from subtok.errors import DecodeError, SubtokError
+from subtok.formats.tiktoken import load_tiktoken, looks_like_tiktoken
+from subtok.models.bytelevel.encoding import Encoding, valid_text
+from subtok.pretokenizers.byte_level import bytes_to_text, text_to_bytes
+from subtok.pretokenizers.tiktoken_patterns import OTHER_WHITESPACE
+
+OUTPUT_FORMATS = ("piece", "id")
+
+__all__ = ["handles", "load_tiktoken", "TiktokenLineEncoder", "TiktokenLineDecoder",
+           "encode_command", "decode_command", "export_vocab_command"]
+
+
+def handles(model: str) -> bool:
+    """True when ``--model`` names a rank file (by its content)."""
+    return looks_like_tiktoken(model)
+
+
+def _check_format(value: str, choices: tuple[str, ...], what: str) -> bool:
+    """True for ``id``; an unknown value is an error naming the choices."""
+    if value not in choices:
+        raise SubtokError("%s %s is not available for a tiktoken rank file (choose %s)."
+                          % (what, value, " or ".join(choices)))
+    return value == "id"
+
+
+class WordTexts(dict):
+    """Word -> its output text, computed on first use (``compute``) and kept
+    while fewer than ``limit`` are."""
+
+    __slots__ = ("compute", "limit")
+
+    def __init__(self, compute, limit: int) -> None:
+        super().__init__()
+        self.compute = compute
+        self.limit = limit
+
+    def __missing__(self, word: str) -> str:
+        text = self.compute(word)
+        if len(self) < self.limit:
+            self[word] = text
+        return text
+
+
+# Whitespace that takes a line off the word shortcut (see
+# RegexSplit.space_words): any but a space or a newline, and spaces that
+# are not single spaces between words. Found by one scan for a character
+# class and three substring searches, much faster than one regex with
+# alternatives; the class spelled out is faster than [^\S \n].
+_OTHER_SPACE = re.compile("[%s]" % OTHER_WHITESPACE)
+_SPACE_RUNS = ("  ", "\n ", " \n")
+
+
+def awkward_offsets(text: str) -> list[int]:
+    """Offsets of the whitespace that keeps lines of ``text`` off the shortcut."""
+    found = [m.start() for m in _OTHER_SPACE.finditer(text)]
+    for needle in _SPACE_RUNS:
+        at = text.find(needle)
+        while at >= 0:
+            found.append(at + 1 if needle == "\n " else at)
+            at = text.find(needle, at + 1)
+    if text.startswith(" "):
+        found.append(0)
+    if text.endswith(" "):
+        found.append(len(text) - 1)
+    return sorted(found)
+
+
+def _text(data: bytes) -> str:
+    """Input bytes as the text tiktoken would see: a byte that is not UTF-8
+    becomes U+FFFD (``valid_text`` of its surrogate escape). UTF-8 that
+    decodes strictly has no surrogates, so most input skips that search."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return valid_text(data.decode("utf-8", "surrogateescape"))
+
+
+class TiktokenLineEncoder(PerLine):
+    """One line of text -> its tokens, as ids or pieces, space-separated.
+
+    The hot loop works on a whole block: its newlines become " \n" and
+    ``split(" ")`` cuts it into words, so that a word that starts a line
+    starts with a newline; each word's output text comes from a cache
+    (a line-starting word's text starts with the newline), and the joined
+    texts are the output lines once " \n" is made "\n" again (no output
+    text has a space before a newline otherwise). A block of known words
+    costs a few C-level passes and one dict lookup per word. Lines with
+    other whitespace are encoded one by one through the split pattern.
+    """
+
+    def __init__(self, encoding: Encoding, output_format: str = "piece") -> None:
+        ids = _check_format(output_format, OUTPUT_FORMATS, "output format")
+        self.encoding = encoding
+        self.text_of = self._ids if ids else self._pieces
+        self.id_texts = [str(token) for token in range(encoding.n_vocab)]
+        self.shortcut = encoding.pretokenizer.space_separable
+        self.words = WordTexts(self._word_text, encoding.cache_limit)
+
+    def _ids(self, tokens) -> str:
+        return " ".join(map(self.id_texts.__getitem__, tokens))
+
+    def _pieces(self, tokens) -> str:
+        token_bytes = self.encoding.decode_single_token_bytes
+        return " ".join(bytes_to_text(token_bytes(token)) for token in tokens)
+
+    def _word_text(self, word: str) -> str:
+        """"\nword": a word that starts a line; "word": one after a space."""
+        if word[:1] == "\n":
+            return "\n" + self.text_of(self.encoding.encode_chunks(word[1:])) if word[1:] else "\n"
+        return self.text_of(self.encoding.encode_chunks(" " + word))
+
+    def in_worker(self, workers: int) -> None:
+        # Each worker keeps its share of the cache (see PerLine.in_worker).
+        self.words.limit = self.encoding.cache_limit // workers
+
+    def _slow(self, line: str) -> str:
+        return self.text_of(self.encoding.encode_chunks(line))
+
+    def _fast(self, lines: str) -> str:
+        """The output of lines (joined by newlines) that the shortcut takes."""
+        words = ("\n" + lines.replace("\n", " \n")).split(" ")
+        cache = self.words
+        if len(cache) < cache.limit:
+            # (set.difference would copy the cache: a dict subclass is no set)
+            missing = list(filterfalse(cache.__contains__, set(words)))
+            if missing:
+                self._learn(missing)
+        return " ".join(map(cache.__getitem__, words)).replace(" \n", "\n")[1:]
+
+    def _learn(self, words: list[str]) -> None:
+        """Put the texts of new words in the cache; the words that follow a
+        space go through the split pattern together (one call, not one
+        per word: see ``Encoding.encode_spaced_words``)."""
+        cache = self.words
+        spaced = [word for word in words if word[:1] != "\n"]
+        text_of = self.text_of
+        room = cache.limit - len(cache)
+        for word, tokens in zip(spaced[:room], self.encoding.encode_spaced_words(spaced[:room])):
+            cache[word] = text_of(tokens)
+        for word in words:
+            if word[:1] == "\n" and len(cache) < cache.limit:
+                cache[word] = self._word_text(word)
+
+    def _parts(self, text: str) -> list[str]:
+        """The outputs of runs of plain lines and of each awkward line."""
+        if not self.shortcut:
+            return list(map(self._slow, text.split("\n")))
+        out = []
+        done = 0
+        for offset in awkward_offsets(text):
+            if offset < done:
+                continue  # in a line already done
+            start = text.rfind("\n", 0, offset) + 1
+            end = text.find("\n", offset)
+            end = len(text) if end < 0 else end
+            if start > done:
+                out.append(self._fast(text[done:start - 1]))
+            out.append(self._slow(text[start:end]))
+            done = end + 1
+        if done <= len(text):
+            out.append(self._fast(text[done:]))
+        return out
+
+    def __call__(self, line: bytes, number: int = 1) -> bytes:
+        return "\n".join(self._parts(_text(line))).encode("utf-8")
+
+    def block(self, block: bytes, first_line: int = 1) -> bytes:
+        """The whole block at once; a failure (a byte the rank file lacks) is
+        located by going over it line by line."""
+        text = _text(block)
+        try:
+            out = "\n".join(self._parts(text))
+        except SubtokError:
+            return super().block(block, first_line)
+        return (out + "\n").encode("utf-8")
+
+
+class TiktokenLineDecoder(PerLine):
+    """One line of space-separated ids or pieces -> the tokens' bytes."""
+
+    def __init__(self, encoding: Encoding, input_format: str = "piece") -> None:
+        self.ids = _check_format(input_format, OUTPUT_FORMATS, "input format")
+        self.encoding = encoding
+
+    def __call__(self, line: bytes, number: int = 1) -> bytes:
+        fields = line.decode("utf-8", "surrogateescape").split()
+        if not self.ids:
+            return b"".join(map(text_to_bytes, fields))
+        try:
+            tokens = list(map(int, fields))
+        except ValueError:
+            bad = next(f for f in fields if not f.lstrip("-").isdigit())
+            raise DecodeError("%r is not an id." % bad) from None
+        return self.encoding.decode_bytes(tokens)
+
+
+def encode_command(model: str, pattern: str | None, special_tokens: str | None,
+                   output_format: str, inputs: tuple[str, ...], files: tuple[str, ...],
+                   output: str | None, num_threads: int) -> None:
+    """``subtok encode`` for a rank file."""
+    encoder = TiktokenLineEncoder(load_tiktoken(model, pattern, special_tokens), output_format)
+    paths = input_paths(inputs, files)
+    write_blocks(map_blocks(encoder, read_blocks(paths), num_threads), output)
+
+
+def decode_command(model: str, pattern: str | None, special_tokens: str | None,
+                   input_format: str, inputs: tuple[str, ...], files: tuple[str, ...],
+                   output: str | None, num_threads: int) -> None:
+    """``subtok decode`` for a rank file."""
+    decoder = TiktokenLineDecoder(load_tiktoken(model, pattern, special_tokens), input_format)
+    paths = input_paths(inputs, files)
+    write_blocks(map_blocks(decoder, read_blocks(paths), num_threads), output)
+
+
+def export_vocab_command(model: str, pattern: str | None, special_tokens: str | None,
+                         output: str | None) -> None:
+    """``subtok export-vocab`` for a rank file: ``piece<TAB>id`` per token
+    in id order, special tokens as their text."""
+    encoding = load_tiktoken(model, pattern, special_tokens)
+    rows = [(rank, bytes_to_text(token)) for token, rank in encoding.mergeable_ranks.items()]
+    rows += [(token_id, text) for text, token_id in encoding.special_tokens.items()]
+    rows.sort()
+    with open_output(output) as out:
+        out.write("".join("%s\t%d\n" % (text, token_id) for token_id, text in rows)
+                  .encode("utf-8", "surrogateescape"))
+
+
+def reject_options(model: str, **given) -> None:
+    """Options of the SentencePiece path that mean nothing for a rank file."""
+    for name, value in given.items():
+        if value:
+            raise SubtokError("--%s is not available for a tiktoken rank file (%s)."
+                              % (name, os.path.basename(model)))
