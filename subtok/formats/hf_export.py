@@ -289,7 +289,7 @@ def json_to_sentencepiece(data: dict, source: str = "tokenizer.json") -> ModelDa
     BPE scores are minus the rank of the first merge making the piece
     (sentencepiece merges by score), pieces no merge makes rank after."""
     model = data.get("model") or {}
-    kind = model.get("type") or _infer_model_type(model)
+    kind = hf_json.model_type(model)
     if kind not in ("Unigram", "BPE"):
         raise ModelFileError("%s: only a Unigram or BPE model converts to a SentencePiece model, "
                              "not %s." % (source, kind))
@@ -338,18 +338,6 @@ def json_to_sentencepiece(data: dict, source: str = "tokenizer.json") -> ModelDa
 def _user_defined_score(piece: str, score: float) -> bool:
     """True for the score :func:`_unigram` gives a user-defined piece."""
     return score >= 0 and score == _f32(0.1 * len(piece.encode("utf-8")) - 0.1)
-
-
-def _infer_model_type(model: dict) -> str:
-    """Older files have no model type: tell it by its fields."""
-    if "merges" in model:
-        return "BPE"
-    if "continuing_subword_prefix" in model or "max_input_chars_per_word" in model:
-        return "WordPiece"
-    vocab = model.get("vocab")
-    if isinstance(vocab, list) and vocab and isinstance(vocab[0], list):
-        return "Unigram"
-    return "WordLevel" if isinstance(vocab, dict) else "unknown"
 
 
 def _bpe_pieces(model: dict, source: str) -> tuple[list[str], list[float]]:

@@ -79,6 +79,22 @@ def bpe_model(vocab: dict[str, int], merges: list[tuple[str, str]], *, unk_token
             "vocab": vocab, "merges": [list(pair) for pair in merges]}
 
 
+def model_type(model: dict) -> str:
+    """A model's type; older files have none, and it is told by the
+    fields (WordPiece's prefix or word length, BPE's merges, Unigram's
+    [piece, score] pairs)."""
+    if model.get("type"):
+        return model["type"]
+    if "merges" in model:
+        return "BPE"
+    if "continuing_subword_prefix" in model or "max_input_chars_per_word" in model:
+        return "WordPiece"
+    vocab = model.get("vocab")
+    if isinstance(vocab, list) and vocab and isinstance(vocab[0], list):
+        return "Unigram"
+    return "WordLevel" if isinstance(vocab, dict) else "unknown"
+
+
 def write_json(data: dict, path: str | os.PathLike) -> None:
     """Write a tokenizer.json atomically (UTF-8, non-ASCII kept as is)."""
     with atomic_writer(path) as out:

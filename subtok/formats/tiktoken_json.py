@@ -86,7 +86,7 @@ def json_to_tiktoken(data: dict, source: str = "tokenizer.json"
     tokenizer.json. Ranks are ids: tiktoken merges by them, so they must
     be in merge order, as byte-level trainers assign them."""
     model = data.get("model") or {}
-    if model.get("type", "BPE") != "BPE" or not isinstance(model.get("vocab"), dict):
+    if hf_json.model_type(model) != "BPE" or not isinstance(model.get("vocab"), dict):
         raise ModelFileError("%s: not a BPE model; a rank file holds a byte-level BPE." % source)
     specials = {t["content"]: t["id"] for t in data.get("added_tokens") or [] if t.get("special")}
     ranks = {}
