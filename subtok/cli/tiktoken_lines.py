@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import os
 import re
-from itertools import filterfalse
+from itertools import accumulate, compress, count, repeat
+from operator import add, not_
 
 from subtok.cli.batch import PerLine, map_blocks
 from subtok.cli.streams import input_paths, open_output, read_blocks, write_blocks
 from subtok.errors import DecodeError, SubtokError
 from subtok.formats.tiktoken import load_tiktoken, looks_like_tiktoken
 from subtok.models.bytelevel.encoding import Encoding, valid_text
+from subtok.models.bytelevel.model import encode_piece
 from subtok.pretokenizers.byte_level import bytes_to_text, text_to_bytes
 from subtok.pretokenizers.tiktoken_patterns import OTHER_WHITESPACE
 
@@ -107,66 +109,98 @@ class TiktokenLineEncoder(PerLine):
     texts are the output lines once " \n" is made "\n" again (no output
     text has a space before a newline otherwise). A block of known words
     costs a few C-level passes and one dict lookup per word. Lines with
-    other whitespace are encoded one by one through the split pattern.
+    other whitespace are cut by the split pattern one by one. Below the
+    words, the output text of each chunk the pattern finds is cached too.
     """
 
     def __init__(self, encoding: Encoding, output_format: str = "piece") -> None:
         ids = _check_format(output_format, OUTPUT_FORMATS, "output format")
         self.encoding = encoding
-        self.text_of = self._ids if ids else self._pieces
-        self.id_texts = [str(token) for token in range(encoding.n_vocab)]
+        self.findall = encoding.pretokenizer.findall
         self.shortcut = encoding.pretokenizer.space_separable
+        if ids:
+            id_texts = [str(token) for token in range(encoding.n_vocab)]
+            self.token_text = id_texts.__getitem__
+        else:
+            self.token_text = lambda token: bytes_to_text(encoding.decode_single_token_bytes(token))
+        ranks = encoding.mergeable_ranks
+        self.chunks = WordTexts(
+            lambda chunk: " ".join(map(self.token_text, encode_piece(ranks, chunk.encode("utf-8")))),
+            encoding.cache_limit)
         self.words = WordTexts(self._word_text, encoding.cache_limit)
+        #: (word, text) learnt since the last ``news``, kept only in workers.
+        self.fresh: list[tuple[str, str]] | None = None
 
-    def _ids(self, tokens) -> str:
-        return " ".join(map(self.id_texts.__getitem__, tokens))
-
-    def _pieces(self, tokens) -> str:
-        token_bytes = self.encoding.decode_single_token_bytes
-        return " ".join(bytes_to_text(token_bytes(token)) for token in tokens)
+    def _text(self, text: str) -> str:
+        """The output of ``text`` cut by the split pattern."""
+        return " ".join(map(self.chunks.__getitem__, self.findall(text)))
 
     def _word_text(self, word: str) -> str:
         """"\nword": a word that starts a line; "word": one after a space."""
         if word[:1] == "\n":
-            return "\n" + self.text_of(self.encoding.encode_chunks(word[1:])) if word[1:] else "\n"
-        return self.text_of(self.encoding.encode_chunks(" " + word))
+            return "\n" + self._text(word[1:])
+        return self._text(" " + word)
 
     def in_worker(self, workers: int) -> None:
-        # Each worker keeps its share of the cache (see PerLine.in_worker).
-        self.words.limit = self.encoding.cache_limit // workers
+        # Each worker keeps its share of the cache (see PerLine.in_worker)
+        # and tells the others the words it learnt.
+        self.words.limit = self.chunks.limit = self.encoding.cache_limit // workers
+        if workers > 1:
+            self.fresh = []
 
-    def _slow(self, line: str) -> str:
-        return self.text_of(self.encoding.encode_chunks(line))
+    def news(self) -> object:
+        fresh, self.fresh = self.fresh, ([] if self.fresh is not None else None)
+        return fresh or None
+
+    def learn(self, news: object) -> None:
+        if len(self.words) < self.words.limit:
+            self.words.update(news)  # type: ignore[arg-type]
 
     def _fast(self, lines: str) -> str:
-        """The output of lines (joined by newlines) that the shortcut takes."""
+        """The output of lines (joined by newlines) that the shortcut takes.
+
+        Words not yet cached show up as None in one pass of ``dict.get``
+        (a test for None in the list runs in C); only then are they
+        gathered and learnt together, so a block of known words does no
+        more than split, look up and join."""
         words = ("\n" + lines.replace("\n", " \n")).split(" ")
         cache = self.words
-        if len(cache) < cache.limit:
-            # (set.difference would copy the cache: a dict subclass is no set)
-            missing = list(filterfalse(cache.__contains__, set(words)))
-            if missing:
-                self._learn(missing)
-        return " ".join(map(cache.__getitem__, words)).replace(" \n", "\n")[1:]
+        texts = list(map(cache.get, words))
+        if None in texts:
+            self._learn(set(compress(words, map(not_, texts))))
+            texts = list(map(cache.__getitem__, words))
+        return " ".join(texts).replace(" \n", "\n")[1:]
 
-    def _learn(self, words: list[str]) -> None:
-        """Put the texts of new words in the cache; the words that follow a
-        space go through the split pattern together (one call, not one
-        per word: see ``Encoding.encode_spaced_words``)."""
+    def _learn(self, words: set[str]) -> None:
+        """Put the texts of new words in the cache, as many as fit (the
+        others are computed where used). The words that follow a space go
+        through the split pattern in one call, joined by spaces: their
+        chunks are those of each " " + word in turn (see
+        ``RegexSplit.space_words``), told apart by where their lengths add
+        up to a word's end. Everything but the pattern runs in C."""
         cache = self.words
-        spaced = [word for word in words if word[:1] != "\n"]
-        text_of = self.text_of
         room = cache.limit - len(cache)
-        for word, tokens in zip(spaced[:room], self.encoding.encode_spaced_words(spaced[:room])):
-            cache[word] = text_of(tokens)
+        spaced = [word for word in words if word[:1] != "\n"][:room]
+        if spaced:
+            chunks = self.findall(" " + " ".join(spaced))
+            texts = list(map(self.chunks.__getitem__, chunks))
+            if len(chunks) != len(spaced):  # some words have several chunks
+                cut = dict(zip(accumulate(map(len, chunks)), count(1)))
+                ends = list(map(cut.__getitem__, accumulate(map(add, map(len, spaced), repeat(1)))))
+                texts = list(map(" ".join, map(texts.__getitem__, map(slice, [0] + ends, ends))))
+            cache.update(zip(spaced, texts))
+            if self.fresh is not None:
+                self.fresh.extend(zip(spaced, texts))
         for word in words:
             if word[:1] == "\n" and len(cache) < cache.limit:
                 cache[word] = self._word_text(word)
+                if self.fresh is not None:
+                    self.fresh.append((word, cache[word]))
 
     def _parts(self, text: str) -> list[str]:
         """The outputs of runs of plain lines and of each awkward line."""
         if not self.shortcut:
-            return list(map(self._slow, text.split("\n")))
+            return list(map(self._text, text.split("\n")))
         out = []
         done = 0
         for offset in awkward_offsets(text):
@@ -177,7 +211,7 @@ class TiktokenLineEncoder(PerLine):
             end = len(text) if end < 0 else end
             if start > done:
                 out.append(self._fast(text[done:start - 1]))
-            out.append(self._slow(text[start:end]))
+            out.append(self._text(text[start:end]))
             done = end + 1
         if done <= len(text):
             out.append(self._fast(text[done:]))

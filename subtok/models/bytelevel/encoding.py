@@ -137,32 +137,6 @@ class Encoding:
         chunks = self._chunks
         return tuple(chain.from_iterable(map(chunks.__getitem__, self.pretokenizer.findall(text))))
 
-    def encode_spaced_words(self, words: list[str]) -> list[tuple[int, ...]]:
-        """The tokens of ``" " + word`` for each of ``words`` (non-empty, no
-        whitespace), from one pass of the split pattern over all of them.
-        Only for patterns with ``space_separable`` (see
-        ``RegexSplit.space_words``): then the chunks of ``" a b"`` are those
-        of ``" a"`` followed by those of ``" b"``, and each word's chunks
-        are the next ones whose lengths add up to its own."""
-        chunks = self._chunks
-        found = iter(self.pretokenizer.findall(" " + " ".join(words)))
-        out = []
-        for word in words:
-            chunk = next(found)
-            need = len(word) + 1 - len(chunk)
-            if not need:
-                out.append(chunks[chunk])
-                continue
-            tokens = list(chunks[chunk])
-            while need > 0:
-                chunk = next(found)
-                need -= len(chunk)
-                tokens.extend(chunks[chunk])
-            if need:
-                raise AssertionError("the pattern matched across words: %r" % word)
-            out.append(tuple(tokens))
-        return out
-
     def _ordinary(self, text: str) -> list[int]:
         """encode_ordinary of text already made valid."""
         words = self.pretokenizer.space_words(text)
