@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import os
 import re
-from itertools import accumulate, compress, count, repeat
-from operator import add, not_
+from itertools import accumulate, count, repeat
+from operator import add
 
 from subtok.cli.batch import PerLine, map_blocks
 from subtok.cli.streams import input_paths, open_output, read_blocks, write_blocks
@@ -87,6 +87,18 @@ def awkward_offsets(text: str) -> list[int]:
     if text.endswith(" "):
         found.append(len(text) - 1)
     return sorted(found)
+
+
+def _positions_of_none(values: list) -> list[int]:
+    """Where ``values`` holds None (each search runs in C)."""
+    found = []
+    at = -1
+    try:
+        while True:
+            at = values.index(None, at + 1)
+            found.append(at)
+    except ValueError:
+        return found
 
 
 def _text(data: bytes) -> str:
@@ -159,17 +171,23 @@ class TiktokenLineEncoder(PerLine):
     def _fast(self, lines: str) -> str:
         """The output of lines (joined by newlines) that the shortcut takes.
 
-        Words not yet cached show up as None in one pass of ``dict.get``
-        (a test for None in the list runs in C); only then are they
-        gathered and learnt together, so a block of known words does no
-        more than split, look up and join."""
+        Words not yet cached come out of ``dict.get`` as None, which makes
+        the join fail (a check it does anyway); only then does
+        ``list.index`` find them (in C), and only they are learnt
+        (together) and filled in. A block of known words costs one split,
+        one lookup per word and one join."""
         words = ("\n" + lines.replace("\n", " \n")).split(" ")
         cache = self.words
         texts = list(map(cache.get, words))
-        if None in texts:
-            self._learn(set(compress(words, map(not_, texts))))
-            texts = list(map(cache.__getitem__, words))
-        return " ".join(texts).replace(" \n", "\n")[1:]
+        try:
+            out = " ".join(texts)
+        except TypeError:
+            new = _positions_of_none(texts)
+            self._learn({words[i] for i in new})
+            for i in new:
+                texts[i] = cache[words[i]]
+            out = " ".join(texts)
+        return out.replace(" \n", "\n")[1:]
 
     def _learn(self, words: set[str]) -> None:
         """Put the texts of new words in the cache, as many as fit (the
