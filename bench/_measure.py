@@ -97,3 +97,21 @@ def measured(cmd: list[str], name: str) -> tuple[float, float]:
     return elapsed, max(sampler.peak_kb, usage.ru_maxrss) / 1024.0
 
 
+
+
+def corpus_lines(corpus, limit: int = 0):
+    """(lines, path): the corpus's lines, only the first ``limit`` if
+    that is > 0, and a file holding exactly them (the corpus itself, or a
+    temporary file the caller removes when ``path != corpus``)."""
+    import tempfile
+    from pathlib import Path
+    raw = Path(corpus).read_bytes().split(b"\n")
+    if raw and raw[-1] == b"":
+        raw.pop()
+    if not limit:
+        return raw, corpus
+    raw = raw[:limit]
+    handle = tempfile.NamedTemporaryFile(delete=False, suffix=".txt")
+    handle.write(b"\n".join(raw) + b"\n")
+    handle.close()
+    return raw, Path(handle.name)

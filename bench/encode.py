@@ -34,7 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _measure import measured, timed
+from _measure import corpus_lines, measured, timed
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
@@ -104,16 +104,7 @@ def main() -> None:
     args = parser.parse_args()
     if not CORPUS.exists():
         sys.exit("bench: %s not found" % CORPUS)
-    corpus = CORPUS
-    raw = CORPUS.read_bytes().split(b"\n")
-    if raw and raw[-1] == b"":
-        raw.pop()
-    if args.lines:
-        raw = raw[:args.lines]
-        tmp = tempfile.NamedTemporaryFile(delete=False, suffix=".txt")
-        tmp.write(b"\n".join(raw) + b"\n")
-        tmp.close()
-        corpus = Path(tmp.name)
+    raw, corpus = corpus_lines(CORPUS, args.lines)
     print("corpus: %s (%d lines, %.1f MB)" % (CORPUS.name, len(raw), sum(map(len, raw)) / 1e6))
     byte_compile()
     for name in args.models.split(","):

@@ -34,8 +34,10 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
 CORPUS = DATA / "corpora" / "gutenberg_en.txt"
 RANKS = DATA / "interop" / "cl100k_base.tiktoken"
+from _measure import corpus_lines  # noqa: E402  (bench/ is this script's directory)
+
 # This file is named tiktoken.py: its own directory must not shadow the
-# real package.
+# real package once _measure is in.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
@@ -93,16 +95,7 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=0, help="use only the first N lines (0 = all)")
     parser.add_argument("--repeat", type=int, default=1)
     args = parser.parse_args()
-    raw = CORPUS.read_bytes().split(b"\n")
-    if raw[-1] == b"":
-        raw.pop()
-    corpus = CORPUS
-    if args.lines:
-        raw = raw[:args.lines]
-        handle = tempfile.NamedTemporaryFile(delete=False, suffix=".txt")
-        handle.write(b"\n".join(raw) + b"\n")
-        handle.close()
-        corpus = Path(handle.name)
+    raw, corpus = corpus_lines(CORPUS, args.lines)
     lines = [line.decode("utf-8") for line in raw]
     encoding = oracle()
     print("corpus: %s (%d lines, %.1f MB); %d cores" % (CORPUS.name, len(lines),

@@ -74,23 +74,23 @@ def test_vocab_txt_duplicates_and_bad_bytes_are_errors_naming_the_line(tmp_path)
         bert_wordpiece_json(path)
 
 
-def test_merges_naming_unknown_tokens_are_errors_naming_the_line(tmp_path):
-    vocab = {"a": 0, "b": 1, "ab": 2, "c": 3}
+@pytest.mark.parametrize("content, message", [
+    ("#version: 0.2\na b\nab c\n", r"merges.txt:3: 'abc' is not in the vocabulary"),
+    ("a b\nz b\n", r"merges.txt:2: 'z' is not in the vocabulary"),
+    ("a b\n\nc a\n", r"merges.txt:2: a merge is two tokens"),
+    ("a b\r\na  b\n", r"merges.txt:2: a merge is two tokens"),
+])
+def test_merges_naming_unknown_tokens_are_errors_naming_the_line(tmp_path, content, message):
     merges = tmp_path / "merges.txt"
-    merges.write_text("#version: 0.2\na b\nab c\n")
-    with pytest.raises(ModelFileError, match=r"merges.txt:3: 'abc' is not in the vocabulary"):
-        read_merges(merges, vocab)
-    merges.write_text("a b\nz b\n")
-    with pytest.raises(ModelFileError, match=r"merges.txt:2: 'z' is not in the vocabulary"):
-        read_merges(merges, vocab)
-    merges.write_text("a b\n\nc a\n")
-    with pytest.raises(ModelFileError, match=r"merges.txt:2: a merge is two tokens"):
-        read_merges(merges, vocab)
-    merges.write_text("a b\r\na  b\n")
-    with pytest.raises(ModelFileError, match=r"merges.txt:2: a merge is two tokens"):
-        read_merges(merges, vocab)
+    merges.write_text(content)
+    with pytest.raises(ModelFileError, match=message):
+        read_merges(merges, {"a": 0, "b": 1, "ab": 2, "c": 3})
+
+
+def test_merges_and_vocab_json_details(tmp_path):
+    merges = tmp_path / "merges.txt"
     merges.write_text("a b\r\n")
-    assert read_merges(merges, vocab) == [("a", "b")]
+    assert read_merges(merges, {"a": 0, "b": 1, "ab": 2}) == [("a", "b")]
     bad = tmp_path / "vocab.json"
     bad.write_text('{"a": 0, "b": -1}')
     with pytest.raises(ModelFileError, match="the id of 'b' is -1"):

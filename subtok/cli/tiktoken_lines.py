@@ -273,8 +273,7 @@ def encode_command(model: str, pattern: str | None, special_tokens: str | None,
                    output: str | None, num_threads: int) -> None:
     """``subtok encode`` for a rank file."""
     encoder = TiktokenLineEncoder(load_tiktoken(model, pattern, special_tokens), output_format)
-    paths = input_paths(inputs, files)
-    write_blocks(map_blocks(encoder, read_blocks(paths), num_threads), output)
+    _run(encoder, inputs, files, output, num_threads)
 
 
 def decode_command(model: str, pattern: str | None, special_tokens: str | None,
@@ -282,8 +281,14 @@ def decode_command(model: str, pattern: str | None, special_tokens: str | None,
                    output: str | None, num_threads: int) -> None:
     """``subtok decode`` for a rank file."""
     decoder = TiktokenLineDecoder(load_tiktoken(model, pattern, special_tokens), input_format)
+    _run(decoder, inputs, files, output, num_threads)
+
+
+def _run(function: PerLine, inputs: tuple[str, ...], files: tuple[str, ...], output: str | None,
+         num_threads: int) -> None:
+    """Every input line through ``function``, in ``num_threads`` processes."""
     paths = input_paths(inputs, files)
-    write_blocks(map_blocks(decoder, read_blocks(paths), num_threads), output)
+    write_blocks(map_blocks(function, read_blocks(paths), num_threads), output)
 
 
 def export_vocab_command(model: str, pattern: str | None, special_tokens: str | None,
