@@ -22,21 +22,16 @@ from operator import add
 from subtok.cli.batch import PerLine, map_blocks
 from subtok.cli.streams import input_paths, open_output, read_blocks, write_blocks
 from subtok.errors import DecodeError, SubtokError
-from subtok.formats.tiktoken import load_tiktoken, looks_like_tiktoken
-from subtok.models.bytelevel.encoding import Encoding, valid_text
+from subtok.formats.tiktoken import load_tiktoken
+from subtok.models.bytelevel.encoding import Encoding, MemoCache, valid_text
 from subtok.models.bytelevel.model import encode_piece
 from subtok.pretokenizers.byte_level import bytes_to_text, text_to_bytes
 from subtok.pretokenizers.tiktoken_patterns import OTHER_WHITESPACE
 
 OUTPUT_FORMATS = ("piece", "id")
 
-__all__ = ["handles", "load_tiktoken", "TiktokenLineEncoder", "TiktokenLineDecoder",
+__all__ = ["load_tiktoken", "TiktokenLineEncoder", "TiktokenLineDecoder",
            "encode_command", "decode_command", "export_vocab_command"]
-
-
-def handles(model: str) -> bool:
-    """True when ``--model`` names a rank file (by its content)."""
-    return looks_like_tiktoken(model)
 
 
 def _check_format(value: str, choices: tuple[str, ...], what: str) -> bool:
@@ -45,24 +40,6 @@ def _check_format(value: str, choices: tuple[str, ...], what: str) -> bool:
         raise SubtokError("%s %s is not available for a tiktoken rank file (choose %s)."
                           % (what, value, " or ".join(choices)))
     return value == "id"
-
-
-class WordTexts(dict):
-    """Word -> its output text, computed on first use (``compute``) and kept
-    while fewer than ``limit`` are."""
-
-    __slots__ = ("compute", "limit")
-
-    def __init__(self, compute, limit: int) -> None:
-        super().__init__()
-        self.compute = compute
-        self.limit = limit
-
-    def __missing__(self, word: str) -> str:
-        text = self.compute(word)
-        if len(self) < self.limit:
-            self[word] = text
-        return text
 
 
 # Whitespace that takes a line off the word shortcut (see
@@ -136,10 +113,10 @@ class TiktokenLineEncoder(PerLine):
         else:
             self.token_text = lambda token: bytes_to_text(encoding.decode_single_token_bytes(token))
         ranks = encoding.mergeable_ranks
-        self.chunks = WordTexts(
+        self.chunks = MemoCache(
             lambda chunk: " ".join(map(self.token_text, encode_piece(ranks, chunk.encode("utf-8")))),
             encoding.cache_limit)
-        self.words = WordTexts(self._word_text, encoding.cache_limit)
+        self.words = MemoCache(self._word_text, encoding.cache_limit)
         #: (word, text) learnt since the last ``news``, kept only in workers.
         self.fresh: list[tuple[str, str]] | None = None
 

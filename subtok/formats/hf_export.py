@@ -43,7 +43,8 @@ from collections.abc import Callable
 
 from subtok.errors import ModelFileError
 from subtok.formats import hf_json
-from subtok.formats.sentencepiece import ModelData, NormalizerSpec, load_model
+from subtok.formats.sentencepiece import ModelData, NormalizerSpec, build_proto, load_model
+from subtok.models import MODEL_TYPE_IDS
 from subtok.symbols import SPACE_SYMBOL
 from subtok.vocab import DEFAULT_UNK_SURFACE, PieceType, SpecialPieces
 
@@ -446,8 +447,6 @@ def _decoder_unk_surface(data: dict, unk: str) -> str:
 
 def model_data_to_proto(model: ModelData):
     """The ModelProto of an imported model, as spm_train would write it."""
-    from subtok.formats.sentencepiece import build_proto
-    from subtok.models import MODEL_TYPE_IDS
     trainer = {"model_type": MODEL_TYPE_IDS[model.model_type], "vocab_size": len(model.pieces),
                "byte_fallback": model.byte_fallback, "unk_piece": model.special.unk_piece}
     for name in ("unk", "bos", "eos", "pad"):
