@@ -122,8 +122,10 @@ def _unexpressible(model: ModelData) -> list[str]:
         kinds.append("control_text")
     if model.model_type == "unigram":
         kinds.append("float32_ties")
-    if PieceType.USER_DEFINED in types and model.model_type != "word" and (
-            model.normalizer.precompiled_charsmap or model.normalizer.remove_extra_whitespaces):
+    user = _pieces_of(model, PieceType.USER_DEFINED)
+    # Without a charsmap only spaces change: escaped, collapsed, stripped.
+    if user and model.model_type != "word" and (
+            model.normalizer.precompiled_charsmap or any(" " in piece for piece in user)):
         kinds.append("user_defined")
     if model.model_type == "word":
         kinds.append("unknown_runs")
