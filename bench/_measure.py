@@ -122,5 +122,3 @@ def measured_with_cpu(cmd: list[str], name: str) -> tuple[float, float, float]:
         sys.exit("bench: %s failed (exit %d)" % (name, process.returncode))
     return (elapsed, max(sampler.peak_kb, usage.ru_maxrss) / 1024.0,
             usage.ru_utime + usage.ru_stime)
-
-

@@ -34,7 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _measure import read_corpus, measured, timed
+from _measure import measured, read_corpus, timed
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"

@@ -40,3 +40,15 @@ class InputError(SubtokError):
 
 class OutputError(SubtokError):
     """An output file cannot be written."""
+
+
+class DisallowedSpecialToken(EncodeError):
+    """Text spells a special token that the caller did not allow (tiktoken's check)."""
+
+
+class UnknownToken(DecodeError, KeyError):
+    """A token id that the encoding does not have (a KeyError, as in tiktoken)."""
+
+    def __str__(self) -> str:
+        # KeyError would quote the message; it is a sentence, not a key.
+        return str(self.args[0]) if self.args else ""

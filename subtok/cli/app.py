@@ -24,6 +24,7 @@ COMMANDS = {
     "decode": ("subtok.cli.decode", "decode"),
     "export-vocab": ("subtok.cli.export_vocab", "export_vocab"),
     "train": ("subtok.cli.train", "train_command"),
+    "convert": ("subtok.cli.convert", "convert"),
 }
 #: spm-style spellings that also work (not listed in the help).
 ALIASES = {"export_vocab": "export-vocab"}

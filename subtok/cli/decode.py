@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from subtok.cli.batch import LineDecoder, map_blocks
-from subtok.cli.options import Command, bool_option, option
+from subtok.cli.options import (PATTERN_HELP, SPECIAL_TOKENS_HELP, Command, bool_option,
+                                for_tiktoken, option)
 from subtok.cli.streams import input_paths, read_blocks, write_blocks
 from subtok.errors import SubtokError
 from subtok.formats import load_any
@@ -24,10 +25,17 @@ from subtok.processor import SentencePieceProcessor
 @bool_option("skip_special_tokens", True,
              "tokenizer.json: leave special added tokens out (tokenizers' default).")
 @option("minloglevel", type=int, default=0, hidden=True)
+@option("pattern", default=None, help=PATTERN_HELP)
+@option("special_tokens", default=None, help=SPECIAL_TOKENS_HELP)
 @click.argument("files", nargs=-1, type=click.Path())
 def decode(model, input, output, input_format, output_format, extra_options, num_threads,
-           skip_special_tokens, minloglevel, files):
+           skip_special_tokens, minloglevel, pattern, special_tokens, files):
     """Decode lines of pieces or ids back into text (like spm_decode)."""
+    if for_tiktoken(model, pattern, special_tokens):
+        from subtok.cli import tiktoken_lines
+        tiktoken_lines.reject_options(model, extra_options=extra_options)
+        return tiktoken_lines.decode_command(model, pattern, special_tokens, input_format,
+                                             input, files, output, num_threads)
     if input_format not in ("piece", "id"):
         raise SubtokError("unknown input format: %s (choose piece or id)." % input_format)
     if output_format != "string":

@@ -7,7 +7,8 @@ from collections import Counter
 import click
 
 from subtok.cli.batch import LineEncoder, SampleLineEncoder, map_blocks
-from subtok.cli.options import Command, bool_option, option
+from subtok.cli.options import (PATTERN_HELP, SPECIAL_TOKENS_HELP, Command, bool_option,
+                                for_tiktoken, option)
 from subtok.cli.streams import check_readable, input_paths, read_blocks, read_lines, write_blocks, write_lines
 from subtok.errors import EncodeError, SubtokError
 from subtok.formats import load_any
@@ -44,11 +45,19 @@ PROTO_FORMATS = {"proto": "piece", "sample_proto": "sample_piece", "nbest_proto"
 @bool_option("add_special_tokens", True,
              "tokenizer.json: add the post-processor's special tokens (tokenizers' default).")
 @option("minloglevel", type=int, default=0, hidden=True)
+@option("pattern", default=None, help=PATTERN_HELP)
+@option("special_tokens", default=None, help=SPECIAL_TOKENS_HELP)
 @click.argument("files", nargs=-1, type=click.Path())
 def encode(model, input, output, output_format, extra_options, nbest_size, alpha, random_seed,
            vocabulary, vocabulary_threshold, generate_vocabulary, num_threads, add_special_tokens,
-           minloglevel, files):
+           minloglevel, pattern, special_tokens, files):
     """Encode text lines into pieces or ids (like spm_encode)."""
+    if for_tiktoken(model, pattern, special_tokens):
+        from subtok.cli import tiktoken_lines
+        tiktoken_lines.reject_options(model, extra_options=extra_options, vocabulary=vocabulary,
+                                      generate_vocabulary=generate_vocabulary)
+        return tiktoken_lines.encode_command(model, pattern, special_tokens, output_format,
+                                             input, files, output, num_threads)
     if output_format not in ("piece", "id") + SAMPLING_FORMATS + tuple(PROTO_FORMATS):
         raise EncodeError("unknown output format: %s (choose piece, id, %s, %s)."
                           % (output_format, ", ".join(SAMPLING_FORMATS), ", ".join(PROTO_FORMATS)))

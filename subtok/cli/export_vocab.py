@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from subtok.cli.options import Command, option
+from subtok.cli.options import PATTERN_HELP, SPECIAL_TOKENS_HELP, Command, for_tiktoken, option
 from subtok.cli.streams import open_output
 from subtok.errors import SubtokError
 from subtok.formats import load_any
@@ -17,8 +17,13 @@ from subtok.processor import SentencePieceProcessor
 @option("output", default=None, help="Output file. Default: stdout.")
 @option("output_format", default="vocab", show_default=True,
         help="vocab (piece<TAB>score) | syms (piece<TAB>id)")
-def export_vocab(model, output, output_format):
+@option("pattern", default=None, help=PATTERN_HELP)
+@option("special_tokens", default=None, help=SPECIAL_TOKENS_HELP)
+def export_vocab(model, output, output_format, pattern, special_tokens):
     """Print the vocabulary of a model (like spm_export_vocab)."""
+    if for_tiktoken(model, pattern, special_tokens):
+        from subtok.cli import tiktoken_lines
+        return tiktoken_lines.export_vocab_command(model, pattern, special_tokens, output)
     if output_format not in ("vocab", "syms"):
         raise SubtokError("unknown output format: %s (choose vocab or syms)." % output_format)
     processor = load_any(model)

@@ -63,3 +63,23 @@ class Command(click.Command):
         names = {p.name for p in self.params
                  if isinstance(p, click.Option) and p.is_bool_flag}
         return super().parse_args(ctx, rewrite_bools(list(args), names))
+
+
+# -- tiktoken rank files (see subtok.cli.tiktoken_lines) ------------------------
+PATTERN_HELP = ("tiktoken rank files: the split pattern, gpt2 | r50k | p50k | cl100k | o200k "
+                "or a regex (default: known from the file's sha256).")
+SPECIAL_TOKENS_HELP = ("tiktoken rank files: the special tokens, an encoding's name "
+                       "(cl100k_base ...), none, or TOKEN=ID,TOKEN=ID (default: known from the "
+                       "file's sha256).")
+
+
+def for_tiktoken(model: str, pattern: str | None, special_tokens: str | None) -> bool:
+    """True when ``--model`` is a tiktoken rank file (told by its content).
+    ``--pattern`` / ``--special_tokens`` with any other model are an error."""
+    from subtok.formats.tiktoken import looks_like_tiktoken
+    if looks_like_tiktoken(model):
+        return True
+    if pattern is not None or special_tokens is not None:
+        raise click.UsageError("--pattern and --special_tokens are for tiktoken rank files; "
+                               "%s is not one." % model)
+    return False
