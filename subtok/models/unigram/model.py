@@ -43,6 +43,9 @@ from subtok.models.base import Model, WordEncoding
 #: float32 as bytes: pack then unpack rounds a Python float to float32.
 FLOAT32 = struct.Struct("<f")
 
+#: The largest float32, where sentencepiece starts its minimum score.
+FLT_MAX = 3.4028234663852886e38
+
 #: Sentencepiece 0.2.3's Encode shifts its accumulated scores back to 0
 #: where one passes this magnitude (EncodeOptimized in unigram_model.cc).
 RESET_THRESHOLD = 100000.0
@@ -93,12 +96,13 @@ class UnigramModel(Model):
         # In the vocabulary's order (one comprehension: a load builds 32k).
         table: dict[str, tuple[int, float]] = {
             piece: (index, scores[index] if types[index] == normal
-                    else f32(0.1 * len(piece.encode("utf-8")) - 0.1))
+                    else f32(0.1 * len(piece.encode("utf-8", "surrogateescape")) - 0.1))
             for piece, index in vocab.normal.items()
             if types[index] == normal or types[index] == user_defined}
         normal_scores = [scores[index] for index, _ in table.values() if types[index] == normal]
         self.table = table
-        self.unk_score = f32(min(normal_scores, default=0.0) - 10.0)
+        # With no NORMAL piece, sentencepiece's minimum stays FLT_MAX.
+        self.unk_score = f32(min(normal_scores, default=FLT_MAX) - 10.0)
         self.max_abs_score = max([abs(v) for _, v in table.values()] + [abs(self.unk_score)])
         self._no_positive_score = max([v for _, v in table.values()] + [self.unk_score]) <= 0
         #: The largest |score| of a NORMAL piece: with a piece count, it
