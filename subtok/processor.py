@@ -23,6 +23,7 @@ from subtok.errors import EncodeError, IdOutOfRange, SubtokError
 from subtok.formats.sentencepiece import ModelData, load_model, parse_model, serialize_model
 from subtok.models import MODELS
 from subtok.models.unigram.model import words_reusable
+from subtok.models.bytewise import BytewiseSegmenter
 from subtok.normalizers.charsmap import load_rules
 from subtok.normalizers.sentencepiece import Normalizer
 from subtok.cli.fastpath.output import ENDS, STARTS, OutputTexts, format_pairs, unknown_runs_stay_inside
@@ -109,6 +110,8 @@ class SentencePieceProcessor:
             ).normalize
         self.model = MODELS[data.model_type](
             vocab, treat_whitespace_as_suffix=data.treat_whitespace_as_suffix)
+        #: Only for a model whose rules are not all text (see models/bytewise.py).
+        self._bytewise = BytewiseSegmenter(self.model) if self.normalizer.bytewise else None
         self.decoder = Decoder(vocab, add_dummy_prefix=spec.add_dummy_prefix,
                                remove_extra_whitespaces=spec.remove_extra_whitespaces,
                                denormalize=denormalize)
@@ -241,6 +244,8 @@ class SentencePieceProcessor:
         normalized = self.normalizer.normalize(to_text(text))
         if not normalized:
             return []
+        if self._bytewise is not None and self._bytewise.applies(normalized):
+            return self._post_process(self._bytewise.encode(normalized))
         model = self.model
         if not model.exact_per_word:
             return self._post_process(model.encode(normalized))
@@ -300,6 +305,8 @@ class SentencePieceProcessor:
         normalized = self.normalizer.normalize(text)
         if not normalized:
             return ""
+        if self._bytewise is not None and self._bytewise.applies(normalized):
+            return self._general_line(text, ids)
         if self._plain_lines and not self.normalizer.is_plain(text):
             out = self._plain_encoder(ids).encode_normalized(normalized)
             if out is not None:
@@ -405,7 +412,7 @@ class SentencePieceProcessor:
                 prev_unk = False
             elif byte_fallback:
                 byte_pairs = self._byte_pairs
-                out.extend(byte_pairs[b] for b in piece.encode("utf-8"))
+                out.extend(byte_pairs[b] for b in piece.encode("utf-8", "surrogateescape"))
             elif prev_unk:
                 out[-1] = (out[-1][0] + piece, unk)
             else:
@@ -431,13 +438,17 @@ class SentencePieceProcessor:
         unk = self.vocab.unk_index
         out: list[EncodedPiece] = []
         position = 0
-        for piece, piece_id in self.model.encode(normalized):
+        if self._bytewise is not None and self._bytewise.applies(normalized):
+            pairs = self._bytewise.encode(normalized)
+        else:
+            pairs = self.model.encode(normalized)
+        for piece, piece_id in pairs:
             begin = char_bytes[norm_to_orig[position]]
             position += len(piece)
             end = char_bytes[norm_to_orig[position]]
             surface = raw[begin:end].decode("utf-8", "surrogateescape")
             if piece_id == unk and self.vocab.byte_fallback:
-                data = piece.encode("utf-8")
+                data = piece.encode("utf-8", "surrogateescape")
                 for k, value in enumerate(data):
                     last = k == len(data) - 1
                     name, byte_id = self._byte_pairs[value]
