@@ -456,6 +456,13 @@ class DictRules:
         return None
 
 
+@functools.lru_cache(maxsize=4)
 def load_rules(blob: bytes) -> CharsMap | DictRules:
-    """Rules for a Normalizer from a stored charsmap (empty: no rules)."""
+    """Rules for a Normalizer from a stored charsmap (empty: no rules).
+
+    Kept for the last few blobs: a CharsMap is read-only (its memo of
+    targets aside), and loading it is most of a model's load time, which
+    a process loading one model more than once (or models that share a
+    built-in charsmap) then pays once.
+    """
     return CharsMap(blob) if blob else DictRules({})
