@@ -37,7 +37,7 @@ import bisect
 import math
 import random
 
-from subtok.models.unigram.model import FLOAT32, f32
+from subtok.models.unigram.model import f32
 from subtok.vocab import PieceType
 
 #: Node indices of the begin- and end-of-sentence nodes of every lattice.
@@ -224,7 +224,7 @@ def exact_choice(left: list[int], accs: list[float], score: float) -> tuple[int,
     """Float32 argmax of ``acc + score`` over ``left``; the first wins ties."""
     best_node, best = -1, 0.0
     for node in left:
-        total = FLOAT32.unpack(FLOAT32.pack(accs[node] + score))[0]
+        total = f32(accs[node] + score)
         if best_node < 0 or total > best:
             best, best_node = total, node
     return best_node, best
@@ -301,7 +301,6 @@ class Lattice:
         acc = [0.0] * size
         prev = [-1] * size
         scores, ends = self.scores, self.ends
-        unpack, pack = FLOAT32.unpack, FLOAT32.pack
         for pos, right in enumerate(self.starts):
             if not right:
                 continue
@@ -312,7 +311,7 @@ class Lattice:
             for r in right:
                 score = scores[r]
                 if not close:
-                    acc[r] = unpack(pack(best + score))[0]
+                    acc[r] = f32(best + score)
                     prev[r] = best_node
                     continue
                 prev[r], acc[r] = exact_choice(left, acc, score)
@@ -468,7 +467,6 @@ class Lattice:
             acc = self._acc
             agenda.push((acc[EOS], EOS, 0.0, None))
         results: list[tuple[list[int], float]] = []
-        unpack, pack = FLOAT32.unpack, FLOAT32.pack
         keep = min(_MIN_AGENDA, 10 * size)
         created = total = 1          # hypotheses since the last shrink / ever
         created_limit = _MAX_HYPOTHESES
@@ -496,8 +494,7 @@ class Lattice:
                     agenda.push((f32(_conditioned(fx, g, highest)), l, p, top))
             else:
                 for l in left:
-                    agenda.push((unpack(pack(acc[l] + gx))[0], l,
-                                 unpack(pack(scores[l] + gx))[0], top))
+                    agenda.push((f32(acc[l] + gx), l, f32(scores[l] + gx), top))
             created += len(left)
             total += len(left)
             if total >= _MAX_ALLOCATED or created >= _MAX_ALLOCATED:

@@ -35,13 +35,9 @@ from __future__ import annotations
 
 import array
 import itertools
-import struct
 
 from subtok.vocab import PieceType, Vocabulary
 from subtok.models.base import Model, WordEncoding
-
-#: float32 as bytes: pack then unpack rounds a Python float to float32.
-FLOAT32 = struct.Struct("<f")
 
 #: The largest float32, where sentencepiece starts its minimum score.
 FLT_MAX = 3.4028234663852886e38
@@ -60,9 +56,12 @@ def _passes_reset(score: float) -> bool:
 _UNIT_ROUNDOFF = 2.0 ** -24
 
 
-def f32(value: float) -> float:
-    """Round a Python float to the nearest float32 (ties to even)."""
-    return FLOAT32.unpack(FLOAT32.pack(value))[0]
+def f32(value: float, _cell: array.array = array.array("f", [0.0])) -> float:
+    """Round a Python float to the nearest float32 (ties to even), as C's
+    cast does: a value past float32's range becomes an infinity (struct's
+    "f" format would raise instead; a model's huge scores get there)."""
+    _cell[0] = value
+    return _cell[0]
 
 
 def piece_lookup(table: dict[str, tuple[int, float]]) -> dict[str, tuple[int, float, bool]]:
@@ -170,7 +169,7 @@ class UnigramModel(Model):
         ``text`` begins, its earlier shifts made.
         """
         n = len(text)
-        unpack, pack = FLOAT32.unpack, FLOAT32.pack
+        rounded = array.array("f", [0.0])  # assigning rounds to float32, as C does
         best = [start] + [0.0] * n
         back: list = [None] * (n + 1)  # (begin, length, id, score) of the best node ending here
         nodes_at = self.nodes_at
@@ -180,13 +179,15 @@ class UnigramModel(Model):
             if _passes_reset(acc):
                 for j in range(i, frontier + 1):
                     if j == i or back[j] is not None:
-                        best[j] = unpack(pack(best[j] - acc))[0]
+                        rounded[0] = best[j] - acc
+                        best[j] = rounded[0]
                 acc = 0.0
             for length, piece_id, score in nodes_at(text, i):
                 end = i + length
                 if end > frontier:
                     frontier = end
-                value = unpack(pack(acc + score))[0]
+                rounded[0] = acc + score
+                value = rounded[0]
                 if back[end] is None or value > best[end]:
                     best[end] = value
                     back[end] = (i, length, piece_id, score)
