@@ -14,7 +14,8 @@
 #    byte-identical FromString/SerializeToString round trip for every model, no
 #    unknown fields, the same piece count / model_type / normalizer name / pieces
 #    as step 1, proto2 defaults and presence, and byte-identical writing of a
-#    message built from scratch.
+#    message built from scratch; and the same models (plus one whose piece is not
+#    UTF-8) through sentencepiece_model_raw_pb2, the schema models are read with.
 # Prints one PASS/FAIL line per runtime and "N passed, N failed" at the end;
 # exits non-zero if anything failed. Venvs: $SUBTOK_PBCHECK_DIR (/tmp/subtok-pbcheck).
 set -uo pipefail
@@ -130,6 +131,7 @@ warnings.simplefilter("error")          # a deprecation warning counts as a fail
 import google.protobuf
 from google.protobuf.internal import api_implementation
 from subtok._proto import sentencepiece_model_pb2 as pb
+from subtok._proto import sentencepiece_model_raw_pb2 as raw
 from pbcheck_common import build, summary
 
 models_dir, ref_path = sys.argv[1:]
@@ -154,6 +156,21 @@ for path in sorted(glob.glob(os.path.join(models_dir, "*.model"))):
     if pickle.loads(pickle.dumps(m)) != m:
         errors.append(f"{name}: pickle round trip differs")
     seen += 1
+    # The reading schema (string fields as bytes): the same file, byte for
+    # byte, and every piece as its bytes, on this runtime too.
+    r = raw.ModelProto.FromString(data)
+    if r.SerializeToString() != data:
+        errors.append(f"{name}: raw schema round trip not byte-identical")
+    if [p.piece for p in r.pieces] != [p.piece.encode() for p in m.pieces]:
+        errors.append(f"{name}: raw schema reads other piece bytes")
+# A piece that is not UTF-8 and a garbage field 4: sentencepiece 0.2.3 loads both.
+odd = raw.ModelProto()
+odd.pieces.add(piece=b"<unk>", type=2)
+odd.pieces.add(piece=b"a\xe2", score=-1.0)
+odd_data = odd.SerializeToString() + b"\x22\x02\xff\xff"
+back = raw.ModelProto.FromString(odd_data)
+if back.pieces[1].piece != b"a\xe2" or back.SerializeToString() != odd_data:
+    errors.append("raw schema: a piece that is not UTF-8 or field 4 does not read back")
 if seen != len(ref["models"]):
     errors.append(f"read {seen} models, reference has {len(ref['models'])}")
 

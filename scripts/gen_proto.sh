@@ -1,5 +1,11 @@
 #!/usr/bin/env bash
-# Regenerate subtok/_proto/sentencepiece_model_pb2.py from proto/sentencepiece_model.proto.
+# Regenerate subtok/_proto/sentencepiece_model_pb2.py from proto/sentencepiece_model.proto,
+# and subtok/_proto/sentencepiece_model_raw_pb2.py from the same schema with every
+# `string` field declared `bytes` (same wire format) and field 4 left unknown, as in
+# sentencepiece 0.2.3. Models are read with the raw one:
+# a piece that is not valid UTF-8 (sentencepiece loads such models) then comes back as
+# bytes on every protobuf runtime, where the pure-Python runtime would refuse to parse
+# the file and upb would hand back str or bytes depending on the content.
 #
 #   bash scripts/gen_proto.sh
 #
@@ -26,6 +32,7 @@ SRC_DIR="$ROOT/proto"
 SRC="$SRC_DIR/sentencepiece_model.proto"
 OUT_DIR="$ROOT/subtok/_proto"
 OUT="$OUT_DIR/sentencepiece_model_pb2.py"
+RAW_OUT="$OUT_DIR/sentencepiece_model_raw_pb2.py"
 
 if ! "$VENV/bin/python" -m grpc_tools.protoc --version 2>/dev/null | grep -qx "$PROTOC_VERSION"; then
   rm -rf "$VENV"
@@ -38,11 +45,25 @@ got="$("$VENV/bin/python" -m grpc_tools.protoc --version)"
 
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
-"$VENV/bin/python" -m grpc_tools.protoc -I"$SRC_DIR" --python_out="$TMP" "$SRC"
+mkdir -p "$TMP/raw_src" "$TMP/out" "$TMP/raw_out"
+"$VENV/bin/python" -m grpc_tools.protoc -I"$SRC_DIR" --python_out="$TMP/out" "$SRC"
+# The raw schema: string fields are declared bytes, and self_test_data is dropped, as
+# sentencepiece 0.2.3 reserves field 4 (whatever a file holds there is an unknown field,
+# kept byte for byte, never a reason to refuse the file).
+sed -E -e 's/^([[:space:]]*(optional|repeated|required)[[:space:]]+)string([[:space:]])/\1bytes\3/' \
+  -e '/^[[:space:]]*optional[[:space:]]+SelfTestData[[:space:]]+self_test_data[[:space:]]*=[[:space:]]*4;/d' \
+  "$SRC" > "$TMP/raw_src/sentencepiece_model.proto"
+if grep -Eq '^[[:space:]]*(optional|repeated|required)[[:space:]]+string[[:space:]]|self_test_data' \
+    "$TMP/raw_src/sentencepiece_model.proto"; then
+  echo "gen_proto: the raw schema still has a string field or self_test_data" >&2; exit 1
+fi
+"$VENV/bin/python" -m grpc_tools.protoc -I"$TMP/raw_src" --python_out="$TMP/raw_out" \
+  "$TMP/raw_src/sentencepiece_model.proto"
 
-"$VENV/bin/python" - "$TMP/sentencepiece_model_pb2.py" "$OUT" "$GRPCIO_TOOLS_VERSION" "$PROTOC_VERSION" <<'PY'
+postprocess() {  # postprocess <protoc output> <destination> <source description>
+"$VENV/bin/python" - "$1" "$2" "$3" "$GRPCIO_TOOLS_VERSION" "$PROTOC_VERSION" <<'PY'
 import sys
-src, dst, tools_version, protoc_version = sys.argv[1:]
+src, dst, source, tools_version, protoc_version = sys.argv[1:]
 code = open(src, encoding="ascii").read()
 old = "DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile("
 new = ("# subtok: private pool, so no clash with other copies of this schema.\n"
@@ -58,7 +79,7 @@ if code.count(old) != 1:
 code = code.replace(old, "(DESCRIPTOR, __name__, _globals)")
 header = (
     "# GENERATED FILE - DO NOT EDIT.\n"
-    "# Source: proto/sentencepiece_model.proto\n"
+    f"# Source: {source}\n"
     "# Regenerate with: bash scripts/gen_proto.sh\n"
     f"#   (protoc from grpcio-tools=={tools_version}, {protoc_version}; then moved into\n"
     "#   a private DescriptorPool and __name__ as the module name)\n"
@@ -67,6 +88,10 @@ header = (
 with open(dst, "w", encoding="ascii", newline="\n") as f:
     f.write(header + code)
 PY
+}
+postprocess "$TMP/out/sentencepiece_model_pb2.py" "$OUT" "proto/sentencepiece_model.proto"
+postprocess "$TMP/raw_out/sentencepiece_model_pb2.py" "$RAW_OUT" \
+  "proto/sentencepiece_model.proto, every string field read as bytes"
 
 [ -f "$OUT_DIR/__init__.py" ] || printf '"""Generated protobuf bindings for the SentencePiece model file (see scripts/gen_proto.sh)."""\n' > "$OUT_DIR/__init__.py"
-echo "gen_proto: wrote ${OUT#$ROOT/}"
+echo "gen_proto: wrote ${OUT#$ROOT/} and ${RAW_OUT#$ROOT/}"

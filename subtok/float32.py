@@ -19,6 +19,9 @@ from array import array
 #: In float32, every operation is off by at most this fraction of its result.
 UNIT_ROUNDOFF = 2.0 ** -24
 
+#: The largest float32 (C's ``FLT_MAX``).
+FLT_MAX = 3.4028234663852886e38
+
 
 def float32_cell() -> array:
     """A one-slot float32 array: assigning to it rounds to float32."""
@@ -42,4 +45,4 @@ def offset_bound(magnitude: float) -> float:
     return 1.01 * magnitude + 1.0
 
 
-__all__ = ["UNIT_ROUNDOFF", "f32", "float32_cell", "offset_bound"]
+__all__ = ["UNIT_ROUNDOFF", "FLT_MAX", "f32", "float32_cell", "offset_bound"]

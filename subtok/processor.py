@@ -21,6 +21,7 @@ from subtok.errors import EncodeError, IdOutOfRange, SubtokError
 from subtok.formats.sentencepiece import (ModelData, load_model, parse_model, restrict_vocabulary,
                                          serialize_model)
 from subtok.models import MODELS
+from subtok.models.bytewise import BytewiseSegmenter
 from subtok.normalizers.sentencepiece import Normalizer
 from subtok.postprocessors.sentencepiece import ENDS, STARTS, EncodedPiece, SentencePiecePostProcessor
 from subtok.vocab import PieceType
@@ -73,6 +74,9 @@ class SentencePieceProcessor:
             denormalize = Normalizer.from_spec(data.denormalizer).normalize
         self.model = MODELS[data.model_type](
             vocab, treat_whitespace_as_suffix=data.treat_whitespace_as_suffix)
+        #: Only for a model whose rules are not all text (see models/bytewise.py).
+        self.bytewise = (BytewiseSegmenter(self.model, data.model_type)
+                         if self.normalizer.bytewise else None)
         self.decoder = Decoder(vocab, add_dummy_prefix=spec.add_dummy_prefix,
                                remove_extra_whitespaces=spec.remove_extra_whitespaces,
                                denormalize=denormalize)
@@ -179,6 +183,8 @@ class SentencePieceProcessor:
         normalized = self.normalizer.normalize(to_text(text))
         if not normalized:
             return []
+        if self.bytewise is not None and self.bytewise.applies(normalized):
+            return self.postprocessor.process(self.bytewise.encode(normalized))
         model = self.model
         if not model.exact_per_word:
             return self.postprocessor.process(model.encode(normalized))
@@ -213,8 +219,11 @@ class SentencePieceProcessor:
         normalized, norm_to_orig = self.normalizer.normalize_with_offsets(original)
         if not normalized:
             return []
-        return self.postprocessor.with_offsets(self.model.encode(normalized), original,
-                                               norm_to_orig)
+        if self.bytewise is not None and self.bytewise.applies(normalized):
+            pairs = self.bytewise.encode(normalized)
+        else:
+            pairs = self.model.encode(normalized)
+        return self.postprocessor.with_offsets(pairs, original, norm_to_orig)
 
     def encode(self, input, out_type=int, add_bos: bool = False, add_eos: bool = False,
                reverse: bool = False, emit_unk_piece: bool = False, *,

@@ -45,6 +45,10 @@ def byte_piece(value: int) -> str:
     return "<0x%02X>" % value
 
 
+#: The only spellings a BYTE piece may have (sentencepiece's PieceToByte).
+BYTE_VALUES = {byte_piece(value): value for value in range(256)}
+
+
 @dataclass
 class SpecialPieces:
     """Names used to find the special ids, and the decoded text of <unk>."""
@@ -84,7 +88,22 @@ class Vocabulary:
             # (third-party conversions add one) for UNUSED, with a warning.
             self.types = [PieceType.UNUSED if piece == NULL_PIECE else kind
                           for piece, kind in zip(self.pieces, self.types)]
-        unk = None
+        self.unk_index = self._fill_maps()
+        self.byte_ids: list[int] = []
+        if self.byte_fallback:
+            ids = [self.reserved.get(byte_piece(b)) for b in range(256)]
+            if any(i is None or self.types[i] != PieceType.BYTE for i in ids):
+                raise ModelFileError(
+                    "there are not 256 byte pieces although `byte_fallback` is true.")
+            self.byte_ids = ids  # type: ignore[assignment]
+        self.byte_values = {i: b for b, i in enumerate(self.byte_ids)}
+
+    def _fill_maps(self) -> int:
+        """Fill the two maps, checking each piece as sentencepiece 0.2.3's
+        ``ModelInterface::InitializePieces`` does, in its order; return the
+        unknown piece's id. A model with byte fallback may lack one (-1):
+        its unknown text then only ever comes out as byte pieces."""
+        unk = -1
         one_map = self.one_map
         for index, (piece, kind) in enumerate(zip(self.pieces, self.types)):
             if not piece:
@@ -101,23 +120,18 @@ class Vocabulary:
                 raise ModelFileError("%s is already defined." % piece)
             target[piece] = index
             if kind == PieceType.UNKNOWN:
-                if unk is not None:
+                if unk >= 0:
                     raise ModelFileError("unk is already defined.")
                 unk = index
-            if kind == PieceType.BYTE and not self.byte_fallback:
-                raise ModelFileError(
-                    "byte piece %s is found although `byte_fallback` is false." % piece)
-        if unk is None:
+            if kind == PieceType.BYTE:
+                if not self.byte_fallback:
+                    raise ModelFileError(
+                        "byte piece %s is found although `byte_fallback` is false." % piece)
+                if piece not in BYTE_VALUES:
+                    raise ModelFileError("byte piece %s is invalid." % piece)
+        if unk < 0 and not self.byte_fallback:
             raise ModelFileError("unk is not defined.")
-        self.unk_index = unk
-        self.byte_ids: list[int] = []
-        if self.byte_fallback:
-            ids = [self.reserved.get(byte_piece(b)) for b in range(256)]
-            if any(i is None or self.types[i] != PieceType.BYTE for i in ids):
-                raise ModelFileError(
-                    "there are not 256 byte pieces although `byte_fallback` is true.")
-            self.byte_ids = ids  # type: ignore[assignment]
-        self.byte_values = {i: b for b, i in enumerate(self.byte_ids)}
+        return unk
 
     def __len__(self) -> int:
         return len(self.pieces)
@@ -131,7 +145,7 @@ class Vocabulary:
 
     def _special_id(self, name: str, kind: PieceType) -> int:
         index = self.piece_to_id(name)
-        return index if self.types[index] == kind else -1
+        return index if index >= 0 and self.types[index] == kind else -1
 
     def unk_id(self) -> int:
         return self._special_id(self.special.unk_piece, PieceType.UNKNOWN)

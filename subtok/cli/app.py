@@ -8,9 +8,12 @@ status, never a traceback.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
+import signal
 import sys
+import traceback
 
 import click
 
@@ -31,30 +34,57 @@ ALIASES = {"export_vocab": "export-vocab"}
 
 
 class _Group(click.Group):
-    """Turns every error into one line on stderr and a non-zero exit."""
+    """Turns every error into one line on stderr and a non-zero exit.
+
+    A user's mistake or the system's refusal (a SubtokError, an OSError,
+    running out of memory) is one line and status 1; anything else is a
+    bug in subtok: one line saying so, status 70 (EX_SOFTWARE), and the
+    traceback only with ``--debug`` (anywhere on the command line). A
+    closed stdout (``subtok encode ... | head -1``) ends the run quietly,
+    with status 0, as a stage of a pipeline whose reader has all it wants.
+    SIGTERM and SIGHUP unwind like an error, so no temporary file is left,
+    then end the process by that signal.
+    """
 
     command_class = Command
 
     def main(self, args=None, prog_name=None, **extra):
+        args = list(sys.argv[1:] if args is None else args)
+        debug = _take_flag(args, "--debug")
+        with _signals_unwind():
+            try:
+                return super().main(args, prog_name, standalone_mode=False, **extra)
+            except click.exceptions.Exit as exc:
+                sys.exit(exc.exit_code)
+            except click.Abort:
+                click.echo("subtok: aborted", err=True)
+                sys.exit(130)
+            except click.ClickException as exc:
+                where = ("subtok %s" % exc.ctx.info_name) if getattr(exc, "ctx", None) and exc.ctx.parent else "subtok"
+                _fail("%s: error: %s" % (where, exc.format_message()), exc.exit_code)
+            except (BrokenPipeError, _PipeClosed):
+                _end_quietly()
+            except KeyboardInterrupt:
+                sys.exit(130)
+            except Terminated as exc:
+                _die_by(exc.signum)
+            except (SubtokError, OSError, MemoryError) as exc:
+                if debug:
+                    traceback.print_exc()
+                _fail("subtok: error: %s" % _describe(exc), 1)
+            except Exception as exc:
+                if debug:
+                    traceback.print_exc()
+                _fail("subtok: internal error: %s: %s (a bug in subtok; rerun with --debug "
+                      "for the traceback)" % (type(exc).__name__, exc), 70)
+
+    def invoke(self, ctx):
+        """Run the command; a closed stdout passes click by (it would end
+        the run with status 1) to :meth:`main`."""
         try:
-            return super().main(args, prog_name, standalone_mode=False, **extra)
-        except click.exceptions.Exit as exc:
-            sys.exit(exc.exit_code)
-        except click.Abort:
-            click.echo("subtok: aborted", err=True)
-            sys.exit(130)
-        except click.ClickException as exc:
-            where = ("subtok %s" % exc.ctx.info_name) if getattr(exc, "ctx", None) and exc.ctx.parent else "subtok"
-            click.echo("%s: error: %s" % (where, exc.format_message()), err=True)
-            sys.exit(exc.exit_code)
-        except SubtokError as exc:
-            click.echo("subtok: error: %s" % exc, err=True)
-            sys.exit(1)
+            return super().invoke(ctx)
         except BrokenPipeError:
-            sys.stderr.close()
-            sys.exit(141)
-        except KeyboardInterrupt:
-            sys.exit(130)
+            raise _PipeClosed() from None
 
     def list_commands(self, ctx) -> list[str]:
         return sorted(COMMANDS)
@@ -84,5 +114,90 @@ def run() -> None:
         sys.stdout.flush()
         sys.stderr.flush()
     except BrokenPipeError:
-        os._exit(141)
+        _end_quietly()
+    except OSError as exc:
+        _fail("subtok: error: <stdout>: cannot write output: %s." % (exc.strerror or exc), 1)
     os._exit(0)
+
+
+class _PipeClosed(BaseException):
+    """stdout's reader went away (a BaseException: click catches OSErrors)."""
+
+
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP arrived: unwinds the run like an interrupt."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _signals_unwind():
+    """While the command runs, SIGTERM and SIGHUP raise :class:`Terminated`
+    in this process (a forked worker just dies of them, as before)."""
+    main_pid = os.getpid()
+
+    def handler(signum, frame):
+        if os.getpid() != main_pid:
+            _die_by(signum)
+        raise Terminated(signum)
+
+    wanted = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
+    previous = {}
+    try:
+        for signum in wanted:
+            previous[signum] = signal.signal(signum, handler)
+    except ValueError:  # not the main thread: leave signals alone
+        pass
+    try:
+        yield
+    finally:
+        for signum, old in previous.items():
+            signal.signal(signum, old)
+
+
+def _die_by(signum: int) -> None:
+    """End the process by ``signum``, now that it has cleaned up, so that
+    whoever waits for it sees how it ended."""
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+    sys.exit(128 + signum)  # if the signal is blocked
+
+
+def _end_quietly() -> None:
+    """stdout's reader is gone: nothing more can be delivered, and nothing
+    is wrong. stdout is pointed at /dev/null so that no later flush
+    complains, then the run ends with status 0."""
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    sys.exit(0)
+
+
+def _fail(message: str, status: int) -> None:
+    """One line on stderr (a message holding a newline, say a piece's
+    text, gets it escaped), then exit with ``status``."""
+    line = message.replace("\n", "\\n").replace("\r", "\\r")
+    with contextlib.suppress(OSError):
+        click.echo(line, err=True)
+    sys.exit(status)
+
+
+def _describe(exc: BaseException) -> str:
+    """A SubtokError's own message; a system error's reason and file."""
+    if isinstance(exc, MemoryError):
+        return "out of memory."
+    if isinstance(exc, OSError) and not isinstance(exc, SubtokError):
+        where = exc.filename if exc.filename is not None else "<system>"
+        return "%s: %s." % (where, exc.strerror or exc)
+    return str(exc)
+
+
+def _take_flag(args: list[str], flag: str) -> bool:
+    """Remove ``flag`` from ``args`` (before any ``--``); True if it was there."""
+    end = args.index("--") if "--" in args else len(args)
+    if flag not in args[:end]:
+        return False
+    del args[args.index(flag)]
+    return True

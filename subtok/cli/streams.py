@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import BinaryIO
 
 from subtok.atomic import atomic_writer
-from subtok.errors import InputError
+from subtok.errors import InputError, OutputError
 
 
 def read_lines(paths: list[str]) -> Iterator[bytes]:
@@ -101,13 +101,39 @@ def check_readable(paths: list[str]) -> None:
 
 @contextlib.contextmanager
 def open_output(path: str | None) -> Iterator[BinaryIO]:
-    """A binary stream to ``path`` (atomic) or to stdout when ``path`` is None."""
+    """A binary stream to ``path`` (see :mod:`subtok.atomic`) or to stdout
+    when ``path`` is None."""
     if path is None or path == "-":
-        yield sys.stdout.buffer
-        sys.stdout.buffer.flush()
+        out = _Stdout(sys.stdout.buffer)
+        yield out  # type: ignore[misc]
+        out.flush()
         return
     with atomic_writer(path) as out:
         yield out
+
+
+class _Stdout:
+    """stdout whose write errors (a full disk, say) are OutputErrors; a
+    closed pipe stays a BrokenPipeError, which ends the command quietly."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self.stream = stream
+
+    def write(self, data: bytes) -> int:
+        try:
+            return self.stream.write(data)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise OutputError("<stdout>: cannot write output: %s." % (exc.strerror or exc)) from None
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise OutputError("<stdout>: cannot write output: %s." % (exc.strerror or exc)) from None
 
 
 def input_paths(input_option: tuple[str, ...], files: tuple[str, ...]) -> list[str]:

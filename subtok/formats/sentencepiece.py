@@ -15,6 +15,7 @@ from pathlib import Path
 
 from subtok.errors import ModelFileError, NormalizerError, SubtokError
 from subtok.atomic import atomic_writer
+from subtok.normalizers.charsmap import split_blob
 from subtok.vocab import DEFAULT_UNK_SURFACE, PieceType, SpecialPieces, Vocabulary
 
 
@@ -26,6 +27,33 @@ MODEL_TYPE_NAMES = {v: k for k, v in MODEL_TYPE_IDS.items()}
 def _pb2():
     from subtok._proto import sentencepiece_model_pb2
     return sentencepiece_model_pb2
+
+
+def _raw_pb2():
+    """The schema models are read with: every string field is ``bytes``,
+    so a piece that is not UTF-8 (sentencepiece loads such models) reads
+    the same on every protobuf runtime (the pure-Python one would refuse
+    the whole file; upb would return str or bytes by content)."""
+    from subtok._proto import sentencepiece_model_raw_pb2
+    return sentencepiece_model_raw_pb2
+
+
+def _text(value: bytes | str) -> str:
+    """A string field as str: bytes that are not UTF-8 become lone
+    surrogates, as undecodable input bytes do everywhere in subtok, so
+    they compare, match and are written back as the same bytes. (A
+    message built for writing has str fields already.)"""
+    return value if isinstance(value, str) else value.decode("utf-8", "surrogateescape")
+
+
+def _texts(values: list[bytes]) -> list[str]:
+    """:func:`_text` of many values in one decode: joined by a byte that
+    UTF-8 never uses, which therefore decodes alone and cannot join its
+    neighbours into a character; one value at a time if a value holds it."""
+    if not values or isinstance(values[0], str):
+        return list(values)
+    parts = _text(b"\xff".join(values)).split("\udcff")
+    return parts if len(parts) == len(values) else list(map(_text, values))
 
 
 @dataclass
@@ -87,7 +115,7 @@ def restrict_vocabulary(data: ModelData, valid) -> ModelData:
 
 def _normalizer_from_proto(spec) -> NormalizerSpec:
     return NormalizerSpec(
-        name=spec.name,
+        name=_text(spec.name),
         precompiled_charsmap=bytes(spec.precompiled_charsmap),
         add_dummy_prefix=spec.add_dummy_prefix,
         remove_extra_whitespaces=spec.remove_extra_whitespaces,
@@ -102,24 +130,25 @@ def model_from_proto(proto) -> ModelData:
     if model_type is None:
         raise ModelFileError("unknown model_type %d." % trainer.model_type)
     special = SpecialPieces(
-        unk_piece=trainer.unk_piece or "<unk>",
-        bos_piece=trainer.bos_piece or "<s>",
-        eos_piece=trainer.eos_piece or "</s>",
-        pad_piece=trainer.pad_piece or "<pad>",
-        unk_surface=trainer.unk_surface if trainer.HasField("unk_surface") else DEFAULT_UNK_SURFACE,
+        unk_piece=_text(trainer.unk_piece) or "<unk>",
+        bos_piece=_text(trainer.bos_piece) or "<s>",
+        eos_piece=_text(trainer.eos_piece) or "</s>",
+        pad_piece=_text(trainer.pad_piece) or "<pad>",
+        unk_surface=(_text(trainer.unk_surface) if trainer.HasField("unk_surface")
+                     else DEFAULT_UNK_SURFACE),
     )
     denormalizer = None
     if proto.HasField("denormalizer_spec") and proto.denormalizer_spec.precompiled_charsmap:
         denormalizer = _normalizer_from_proto(proto.denormalizer_spec)
     # One pass: each step over proto.pieces makes a wrapper per piece
     # (three passes took 17 ms for 32k pieces, one takes 11 ms).
-    pieces, scores, types = [], [], []
+    raw, scores, types = [], [], []
     for piece in proto.pieces:
-        pieces.append(piece.piece)
+        raw.append(piece.piece)
         scores.append(piece.score)
         types.append(piece.type)
     return ModelData(
-        pieces=pieces,
+        pieces=_texts(raw),
         scores=scores,
         types=types,
         model_type=model_type,
@@ -133,12 +162,12 @@ def model_from_proto(proto) -> ModelData:
 
 
 def parse_model(data: bytes, source: str = "<bytes>") -> ModelData:
-    """Parse serialized ModelProto bytes; errors name ``source``."""
+    """Parse serialized ModelProto bytes and validate them as sentencepiece
+    0.2.3 does when it loads a model; errors name ``source``."""
     if not data:
         raise ModelFileError("%s: the model file is empty." % source)
-    pb2 = _pb2()
     try:
-        proto = pb2.ModelProto.FromString(data)
+        proto = _raw_pb2().ModelProto.FromString(data)
     except Exception as exc:  # protobuf raises DecodeError or RuntimeError
         raise ModelFileError(
             "%s: not a SentencePiece model (cannot parse the protobuf: %s)."
@@ -147,15 +176,26 @@ def parse_model(data: bytes, source: str = "<bytes>") -> ModelData:
         raise ModelFileError("%s: not a SentencePiece model (it has no pieces)." % source)
     try:
         model = model_from_proto(proto)
-        model.vocabulary()  # validates pieces, types, byte pieces
-        if model.model_type == "unigram" and not all(map(math.isfinite, model.scores)):
-            raise ModelFileError("score is NaN or Inf.")
-        if model.model_type == "unigram" and not any(
-                t == PieceType.NORMAL for t in model.types):
-            raise ModelFileError("no pieces are loaded.")
+        check_model(model)
     except (ModelFileError, NormalizerError) as exc:
         raise ModelFileError("%s: %s" % (source, exc)) from None
     return model
+
+
+def check_model(model: ModelData) -> None:
+    """Refuse what sentencepiece 0.2.3 refuses, with its message, checked
+    in its order (``SentencePieceProcessor::Load`` reports the model's
+    status, then the normalizer's, then the denormalizer's). The
+    charsmaps are checked whole, so no broken rule is met mid-encode."""
+    if model.model_type == "unigram" and not all(map(math.isfinite, model.scores)):
+        # unigram::Model sets this after InitializePieces, over its error.
+        raise ModelFileError("score is NaN or Inf.")
+    vocab = model.vocabulary()  # pieces, types, byte pieces
+    if model.model_type == "unigram" and not vocab.normal:
+        raise ModelFileError("no pieces are loaded.")
+    for spec in (model.normalizer, model.denormalizer):
+        if spec is not None and spec.precompiled_charsmap:
+            split_blob(spec.precompiled_charsmap)
 
 
 def load_model(path: str | os.PathLike) -> ModelData:

@@ -17,13 +17,20 @@ by byte.
 from __future__ import annotations
 
 import array
+import functools
 import struct
 import sys
 from collections.abc import Sequence
+from itertools import compress
 
 from subtok.errors import NormalizerError
 
 _LEAF_LABEL_MASK = 0x800000FF
+#: Bit 31 of a unit: set in leaf units, which hold a value, not a label.
+_LEAF = 0x80000000
+#: sentencepiece's Normalizer::kMaxTrieResultsSize: of the keys matching
+#: at a position, only the first (shortest) this many are looked at.
+MAX_MATCHES = 32
 
 
 def _offset(unit: int) -> int:
@@ -43,31 +50,86 @@ def _index_children(units) -> dict[int, list[tuple[int, int]]]:
     return children
 
 
+@functools.lru_cache(maxsize=4)  # a model's blob: checked at parse, read again by the processor
 def split_blob(blob: bytes) -> tuple[Sequence[int], bytes]:
-    """Validate the blob's framing and return (trie units, string block).
+    """Validate the blob and return (trie units, string block).
 
-    The checks and their order follow what sentencepiece 0.2.3 reports for
-    broken blobs, so that a user sees the same diagnosis from both tools.
+    The checks, their order and their messages are sentencepiece 0.2.3's
+    (``Normalizer::DecodePrecompiledCharsMap``, then the double array's
+    ``validate`` in ``Normalizer::Init``), so that a blob is refused here
+    exactly when sentencepiece refuses it, and the whole trie is known
+    sound before any text is normalized with it.
     """
     if len(blob) <= 4:
         raise NormalizerError("Blob for normalization rule is broken.")
     (trie_size,) = struct.unpack_from("<I", blob, 0)
     if trie_size >= len(blob) - 4:
         raise NormalizerError("Trie data size exceeds the input blob size.")
-    if trie_size % 1024 != 0:
+    if trie_size < 1024 or trie_size % 1024 != 0:
         raise NormalizerError("Trie data size is not divisible by 1024.")
     if blob[-1] != 0:
         raise NormalizerError("normalized block must be null terminated.")
+    trie = blob[4:4 + trie_size]
+    strings = blob[4 + trie_size:]
     units = array.array("I")
     if units.itemsize == 4:
         # One machine word per unit, no Python int object each: a model's
         # units then take a quarter of a megabyte, not a few megabytes, and
         # worker processes reading them dirty no shared pages.
-        units.frombytes(blob[4:4 + trie_size])
+        units.frombytes(trie)
         if sys.byteorder == "big":
             units.byteswap()
-        return units, blob[4 + trie_size:]
-    return struct.unpack_from("<%dI" % (trie_size // 4), blob, 4), blob[4 + trie_size:]
+    else:
+        units = struct.unpack_from("<%dI" % (trie_size // 4), trie)  # type: ignore[assignment]
+    if not check_double_array(trie, units, len(strings)):
+        raise NormalizerError("precompiled_charsmap is invalid.")
+    return units, strings
+
+
+def check_double_array(trie: bytes, units: Sequence[int], value_limit: int) -> bool:
+    """darts-clone's ``DoubleArrayImpl::validate(value_limit)``: every unit
+    that is no leaf leads to children inside the array, the leaf of each
+    node that has one is a leaf unit, and every leaf's value (an offset
+    into the string block) is below ``value_limit``. ``trie`` holds the
+    little-endian units, ``units`` the same as integers.
+
+    Every unit is checked, so in one pass over the array, but without a
+    Python step per unit: the units are the 32-bit lanes of one big
+    integer (``trie`` read little-endian), and the shifts, masks and one
+    subtraction below act on all lanes at once. No lane carries into or
+    borrows from its neighbour (each value stays below 2**31 and the
+    subtraction keeps a guard bit). Equal to the plain loop over units
+    that tests/test_hardening.py keeps as a reference.
+    """
+    size = len(units)
+    root = units[0]
+    root_offset = _offset(root)
+    if root & _LEAF_LABEL_MASK or root & 0x100 or not root_offset or (root_offset | 0xFF) >= size:
+        return False
+    if max(units) >= _LEAF + value_limit:  # the largest unit is the largest leaf value
+        return False
+    whole = int.from_bytes(trie, "little")
+    ones = int.from_bytes(b"\x01\0\0\0" * size, "little")  # bit 0 of every lane
+    inner = ones ^ ((whole >> 31) & ones)  # lanes that are no leaf (label <= 0xFF)
+    shifted = ((whole >> 9) & ones) * 0xFFFFFFFF  # lanes whose offset is << 8
+    raw = (whole >> 10) & (ones * 0x3FFFFF)
+    offsets = (raw & (shifted ^ (ones * 0xFFFFFFFF))) | ((raw << 8) & shifted)
+    indexes = array.array("I", range(size))
+    if sys.byteorder == "big":
+        indexes.byteswap()
+    children = int.from_bytes(indexes.tobytes(), "little") ^ offsets
+    # (child | 0xFF) < size, size being a multiple of 256: child >> 8 < size >> 8.
+    guard = ones << 31
+    blocks = (children >> 8) & (ones * 0xFFFFFF)
+    if ((blocks | guard) - ones * (size >> 8)) & guard & (inner << 31):
+        return False
+    has_leaf = ((whole >> 8) & inner).to_bytes(4 * size, "little")[::4]
+    if not any(has_leaf):
+        return True
+    targets = array.array("I", children.to_bytes(4 * size, "little"))
+    if sys.byteorder == "big":
+        targets.byteswap()
+    return min(map(units.__getitem__, compress(targets, has_leaf))) >= _LEAF
 
 
 _BYTES = [bytes((b,)) for b in range(256)]
@@ -165,7 +227,15 @@ class CharsMap:
         self._targets: dict[int, str] = {}
         #: (character, node) of each one-character key whose target is " ".
         self._to_space: list[tuple[str, int]] = []
+        #: True when every key is whole UTF-8 characters and every target
+        #: UTF-8 text, as in every charsmap any builder makes. A blob that
+        #: passes sentencepiece's checks may still break that (a corrupt
+        #: or hostile model); it then only works on bytes
+        #: (:meth:`match_bytes`), as sentencepiece does.
+        self.regular = True
         self.trigger_chars, self.inner_chars = self._find_triggers(_index_children(self.units))
+        if self.regular:
+            self.regular = _targets_are_text(self.units, self.strings)
 
     def _find_triggers(self, children: dict) -> tuple[frozenset[str], frozenset[str]]:
         """Characters that are a whole rule key, or a non-first character of
@@ -184,7 +254,6 @@ class CharsMap:
         length_of = _LENGTH_OF_LEAD
         first: dict[bytes, int] = {}  # a whole key from the root -> its node
         inner_bytes: set[bytes] = set()  # characters past a key's first, as UTF-8
-        found_rule = False
         seen: set[int] = {0}
         expanded: set[int] = set()  # child blocks, by base, from nodes past the root
         pending = [0]
@@ -202,11 +271,12 @@ class CharsMap:
                     data = partial + _BYTES[label]
                     unit = units[child]
                     if len(data) < length_of[data[0]]:  # inside a character
+                        if unit & 0x100:  # a key ends inside a character
+                            self.regular = False
                         if len(data) < 4:
                             stack.append((child ^ _offset(unit), data))
                         continue
                     if unit & 0x100:  # a leaf: a key ends here
-                        found_rule = True
                         if not start:  # from the root, only whole keys count
                             first[data] = child
                     if start:
@@ -214,13 +284,13 @@ class CharsMap:
                     if child not in seen:  # children are units: the walk ends
                         seen.add(child)
                         pending.append(child)
-        if not found_rule:
-            raise NormalizerError("precompiled_charsmap is invalid.")
         try:
             inner = {data.decode("utf-8") for data in inner_bytes}
             firsts = [(data.decode("utf-8"), node) for data, node in first.items()]
-        except UnicodeDecodeError:
-            raise NormalizerError("precompiled_charsmap is invalid.") from None
+        except UnicodeDecodeError:  # a key holds bytes that are no character
+            self.regular = False
+            inner = {data.decode("utf-8", "surrogateescape") for data in inner_bytes}
+            firsts = [(data.decode("utf-8", "surrogateescape"), node) for data, node in first.items()]
         for char, node in firsts:
             value = node ^ _offset(units[node])  # checked where looked up
             at = units[value] & 0x7FFFFFFF if value < len(units) else -2
@@ -256,30 +326,83 @@ class CharsMap:
                    for byte in range(1, 256))
 
     def longest_match(self, text: str, pos: int) -> tuple[str, int] | None:
-        """(target, characters consumed) of the longest rule at ``pos``."""
-        end = pos
-        limit = min(len(text), pos + 32)
-        while end < limit and not "\ud800" <= text[end] <= "\udfff":
-            end += 1
-        data = text[pos:end].encode("utf-8")
+        """(target, characters consumed) of the longest rule at ``pos``
+        (of the first MAX_MATCHES that match, as sentencepiece looks no
+        further). Only for a regular charsmap: its keys are characters, so
+        the walk stops before a lone surrogate (an undecodable byte).
+
+        Keys are a few characters long: a window of 32 characters is
+        walked first, and a longer one only if the walk reached its end.
+        """
+        window = 32
+        while True:
+            end = pos
+            limit = min(len(text), pos + window)
+            while end < limit and not "\ud800" <= text[end] <= "\udfff":
+                end += 1
+            data = text[pos:end].encode("utf-8")
+            found, open_end = self._walk(data, 0)
+            if not open_end or end < limit or limit == len(text):
+                break
+            window *= 8
+        if found is None:
+            return None
+        leaf, length = found
+        target = self._targets.get(leaf)
+        if target is None:
+            target = self._targets[leaf] = _target(self.units, leaf, self.strings).decode("utf-8")
+        return target, len(data[:length].decode("utf-8"))
+
+    def match_bytes(self, data: bytes, pos: int) -> tuple[bytes, int] | None:
+        """(target, bytes consumed) of the longest rule at byte ``pos`` of
+        ``data``, of the first MAX_MATCHES that match: sentencepiece's
+        lookup (``Normalizer::NormalizePrefix``) for any blob that passed
+        :func:`split_blob`, whatever bytes its keys and targets hold."""
+        found, _ = self._walk(data, pos)
+        if found is None:
+            return None
+        leaf, length = found
+        return _target(self.units, leaf, self.strings), length
+
+    def _walk(self, data: bytes, start: int) -> tuple[tuple[int, int] | None, bool]:
+        """Follow ``data[start:]`` down the trie (darts-clone's
+        ``commonPrefixSearch``): ((leaf unit, length) of the last of the
+        first MAX_MATCHES keys met, or None; whether the walk ran to the
+        end of ``data``, where a longer key could have gone on)."""
         units = self.units
         count = len(units)
         node = 0
         best = None
-        for i, byte in enumerate(data):
+        matches = 0
+        for i in range(start, len(data)):
+            byte = data[i]
             node ^= _offset(units[node]) ^ byte
             if node >= count or (units[node] & _LEAF_LABEL_MASK) != byte:
-                break
+                return best, False
             unit = units[node]
             if unit & 0x100:
-                best = (node ^ _offset(unit), i + 1)
-        if best is None:
-            return None
-        leaf, length = best
-        target = self._targets.get(leaf)
-        if target is None:
-            target = self._targets[leaf] = _target(units, leaf, self.strings).decode("utf-8")
-        return target, len(data[:length].decode("utf-8"))
+                best = (node ^ _offset(unit), i + 1 - start)
+                matches += 1
+                if matches == MAX_MATCHES:
+                    return best, False
+        return best, True
+
+
+def _targets_are_text(units, strings: bytes) -> bool:
+    """True if every leaf unit points at a target that is UTF-8 text:
+    the whole string block decodes and no leaf points into the middle of
+    a character. Some leaf may be unreachable; a blob is then taken for
+    irregular when it need not be, which costs speed, never exactness."""
+    try:
+        strings.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    starts = bytes(map(strings.__getitem__, {unit - _LEAF for unit in filter(_LEAF.__le__, units)}))
+    return not starts.translate(None, _NOT_CONTINUATION)
+
+
+#: Every byte that is not a UTF-8 continuation byte (0x80..0xBF).
+_NOT_CONTINUATION = bytes(range(0x80)) + bytes(range(0xC0, 0x100))
 
 
 class DictRules:
@@ -293,6 +416,9 @@ class DictRules:
             triggers.update(key if len(key) == 1 else key[1:])
         self.trigger_chars = frozenset(triggers)
         self.inner_chars = frozenset(char for key in rules for char in key[1:])
+        #: Keys are characters (a dict is only made from text).
+        self.regular = True
+        self._byte_rules: dict[bytes, bytes] | None = None
 
     def lone_space_chars(self) -> frozenset[str]:
         """See :meth:`CharsMap.lone_space_chars`."""
@@ -303,6 +429,24 @@ class DictRules:
                          if len(key) == 1 and target == " " and key not in starts_longer
                          and key not in self.inner_chars)
 
+    def match_bytes(self, data: bytes, pos: int) -> tuple[bytes, int] | None:
+        """See :meth:`CharsMap.match_bytes`."""
+        if self._byte_rules is None:
+            self._byte_rules = {key.encode("utf-8", "surrogateescape"):
+                                value.encode("utf-8", "surrogateescape")
+                                for key, value in self.rules.items()}
+        rules = self._byte_rules
+        found = None
+        matches = 0
+        for end in range(pos + 1, min(len(data), pos + 4 * self.max_length) + 1):
+            target = rules.get(data[pos:end])
+            if target is not None:
+                found = (target, end - pos)
+                matches += 1
+                if matches == MAX_MATCHES:
+                    break
+        return found
+
     def longest_match(self, text: str, pos: int) -> tuple[str, int] | None:
         rules = self.rules
         for length in range(min(self.max_length, len(text) - pos), 0, -1):
@@ -312,6 +456,13 @@ class DictRules:
         return None
 
 
+@functools.lru_cache(maxsize=4)
 def load_rules(blob: bytes) -> CharsMap | DictRules:
-    """Rules for a Normalizer from a stored charsmap (empty: no rules)."""
+    """Rules for a Normalizer from a stored charsmap (empty: no rules).
+
+    Kept for the last few blobs: a CharsMap is read-only (its memo of
+    targets aside), and loading it is most of a model's load time, which
+    a process loading one model more than once (or models that share a
+    built-in charsmap) then pays once.
+    """
     return CharsMap(blob) if blob else DictRules({})

@@ -31,6 +31,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
+from typing import NamedTuple
+
+from subtok.normalizers.bytewise import ByteSteps, char_offsets, needs_bytes
 from subtok.normalizers.charsmap import CharsMap, DictRules, load_rules
 from subtok.symbols import SPACE_SYMBOL  # "▁", SentencePiece's escaped space (re-exported)
 
@@ -67,14 +70,20 @@ class Normalizer:
         user_defined_symbols: Iterable[str] = (),
     ) -> None:
         self.rules = rules if hasattr(rules, "longest_match") else DictRules(rules)
+        self.user_defined = frozenset(s for s in user_defined_symbols if s)
+        #: True where only bytes can say what sentencepiece makes of a text
+        #: (see :mod:`subtok.normalizers.bytewise`): every text then takes
+        #: the byte path, none the fast ones.
+        self.bytewise = not self.rules.regular or needs_bytes(self.user_defined)
         self.add_dummy_prefix = add_dummy_prefix
         self.remove_extra_whitespaces = remove_extra_whitespaces
         self.escape_whitespaces = escape_whitespaces
         self.treat_whitespace_as_suffix = treat_whitespace_as_suffix
-        self.user_defined = frozenset(s for s in user_defined_symbols if s)
         self.space = SPACE_SYMBOL if escape_whitespaces else " "
         self._max_user = max(map(len, self.user_defined), default=0)
-        triggers = set(self.rules.trigger_chars)
+        # On the byte path every character counts as a trigger (and the
+        # rules' trigger characters may be no characters at all).
+        triggers = set() if self.bytewise else set(self.rules.trigger_chars)
         triggers.update(s[0] for s in self.user_defined)
         triggers.update(map(chr, range(0xD800, 0xE000)))
         self._trigger_chars = frozenset(triggers)
@@ -83,14 +92,21 @@ class Normalizer:
         # "any astral character", and look closer only when one is found.
         bmp = [c for c in triggers if ord(c) < 0x10000]
         #: Finds nothing in a text that is plain (see :meth:`is_plain`).
-        self.screen = re.compile("[%s\U00010000-\U0010ffff]" % _char_class(bmp)).search
+        self.screen = re.compile("[%s\U00010000-\U0010ffff]" % _char_class(bmp)
+                                 if not self.bytewise else "(?s:.)").search
         #: True if no printable ASCII character is a trigger (the usual
         #: case: rules touch ASCII control characters only), so that
         #: ``text.isascii() and text.isprintable()`` proves ``text`` plain.
-        self.printable_ascii_plain = not any(chr(c) in triggers for c in range(0x20, 0x7F))
+        self.printable_ascii_plain = not self.bytewise and not any(
+            chr(c) in triggers for c in range(0x20, 0x7F))
         self._prefix = self.space if add_dummy_prefix and not treat_whitespace_as_suffix else ""
         self._suffix = self.space if add_dummy_prefix and treat_whitespace_as_suffix else ""
-        self._space_aliases: tuple[str, ...] | None = None
+        #: The strings the whole-sentence algorithm adds and looks for,
+        #: as str and (for the byte path) as UTF-8.
+        self._text_forms = _Forms(" ", self.space, self._prefix, self._suffix)
+        self._byte_forms = _Forms(*(form.encode("utf-8") for form in self._text_forms))
+        self._space_aliases: tuple[str, ...] | () | None = () if self.bytewise else None
+        self._bytes = ByteSteps(self.rules, self.user_defined) if self.bytewise else None
 
     @classmethod
     def from_spec(cls, spec, *, treat_whitespace_as_suffix: bool = False,
@@ -109,13 +125,16 @@ class Normalizer:
         """Return the normalized text (no offsets)."""
         if not text:
             return ""
+        if self._bytes is not None:
+            data = self._assemble(self._bytes.steps(_raw(text)), None, self._byte_forms)
+            return data.decode("utf-8", "surrogateescape")
         if self.is_plain(text):
             return self._normalize_plain(text)
         return self._normalize_steps(text, None)
 
     def is_plain(self, text: str) -> bool:
         """True if no rule or user-defined symbol can apply anywhere in ``text``."""
-        return self._next_trigger(text, 0) < 0
+        return self._bytes is None and self._next_trigger(text, 0) < 0
 
     def resolve_spaces(self, text: str) -> str:
         """``text`` with each *space alias* already made a plain space.
@@ -150,6 +169,10 @@ class Normalizer:
         the position where consumption stopped.
         """
         offsets: list[int] = []
+        if self._bytes is not None and text:
+            data = _raw(text)
+            normalized = self._assemble(self._bytes.steps(data), offsets, self._byte_forms)
+            return char_offsets(normalized, offsets, text)
         normalized = self._normalize_steps(text, offsets) if text else ""
         # Empty or all-space input stops before any offset is recorded;
         # sentencepiece 0.2.3 reports [0] then.
@@ -227,56 +250,77 @@ class Normalizer:
                 i += length
 
     def _normalize_steps(self, text: str, offsets: list[int] | None) -> str:
-        """SentencePiece's whole-sentence algorithm over the steps."""
-        space = self.space
+        """SentencePiece's whole-sentence algorithm over the steps of ``text``."""
+        return self._assemble(self._steps(text, offsets is None), offsets, self._text_forms)
+
+    def _assemble(self, steps, offsets: list[int] | None, forms: "_Forms"):
+        """SentencePiece's whole-sentence algorithm (``Normalizer::Normalize``)
+        over the (output, length consumed) steps, all str or all bytes
+        (``forms`` says which); offsets count the unit the steps do."""
+        blank, space = forms.blank, forms.space
         remove_extra = self.remove_extra_whitespaces
-        out: list[str] = []
+        out: list = []
         consumed = 0
-        runs = offsets is None
-        steps = self._steps(text, runs)
         first = None
         for output, length in steps:
-            if remove_extra and output == " ":
+            if remove_extra and output == blank:
                 consumed += length
                 continue
             first = (output, length)
             break
         if first is None:
-            return ""
+            return blank[:0]
 
-        def emit(piece: str) -> None:
+        def emit(piece) -> None:
             out.append(piece)
             if offsets is not None:
                 offsets.extend([consumed] * len(piece))
 
-        if self._prefix:
-            emit(self._prefix)
+        if forms.prefix:
+            emit(forms.prefix)
         prev_space = remove_extra
         pending = [first]
         for output, length in _chain(pending, steps):
             if prev_space:
-                output = output.lstrip(" ")
+                output = output.lstrip(blank)
             if output:
-                emit(output.replace(" ", space) if space != " " else output)
-                prev_space = output.endswith(" ")
+                emit(output.replace(blank, space) if space != blank else output)
+                prev_space = output.endswith(blank)
             consumed += length
             if not remove_extra:
                 prev_space = False
-        normalized = "".join(out)
+        normalized = blank[:0].join(out)
         if remove_extra:
-            kept = len(normalized.rstrip(space))
+            kept = len(normalized)
+            while kept and normalized.endswith(space, 0, kept):  # a suffix, not a set of bytes
+                kept -= len(space)
             if kept != len(normalized):
                 normalized = normalized[:kept]
                 if offsets is not None:
                     consumed = offsets[kept]
                     del offsets[kept:]
-        if self._suffix:
-            normalized += self._suffix
+        if forms.suffix:
+            normalized += forms.suffix
             if offsets is not None:
                 offsets.append(consumed)
         if offsets is not None:
             offsets.append(consumed)
         return normalized
+
+
+class _Forms(NamedTuple):
+    """What the whole-sentence algorithm writes: a space, the escaped
+    space, the dummy prefix and suffix (empty when not wanted)."""
+
+    blank: str | bytes
+    space: str | bytes
+    prefix: str | bytes
+    suffix: str | bytes
+
+
+def _raw(text: str) -> bytes:
+    """The bytes ``text`` was decoded from (see the module docstring)."""
+    return text.encode("utf-8", "surrogateescape")
 
 
 def _chain(first: list, rest: Iterator) -> Iterator:

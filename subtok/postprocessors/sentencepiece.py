@@ -73,7 +73,7 @@ class SentencePiecePostProcessor:
                 prev_unk = False
             elif byte_fallback:
                 byte_pairs = self.byte_pairs
-                out.extend(byte_pairs[b] for b in piece.encode("utf-8"))
+                out.extend(byte_pairs[b] for b in piece.encode("utf-8", "surrogateescape"))
             elif prev_unk:
                 out[-1] = (out[-1][0] + piece, unk)
             else:
@@ -101,7 +101,7 @@ class SentencePiecePostProcessor:
             end = char_bytes[norm_to_orig[position]]
             surface = raw[begin:end].decode("utf-8", "surrogateescape")
             if piece_id == unk and self._byte_fallback:
-                data = piece.encode("utf-8")
+                data = piece.encode("utf-8", "surrogateescape")
                 for k, value in enumerate(data):
                     last = k == len(data) - 1
                     name, byte_id = self.byte_pairs[value]

@@ -26,7 +26,7 @@ from typing import Any
 from subtok.errors import TrainerError
 from subtok.flags import split_csv
 from subtok.formats.sentencepiece import ModelData, build_proto, model_from_proto, vocab_text
-from subtok.atomic import atomic_writer
+from subtok.atomic import atomic_writers
 from subtok.vocab import PieceType
 
 # The trainers (subtok.training.*) are imported inside train(): importing
@@ -164,18 +164,12 @@ def _output_paths(prefix: str) -> tuple[Path, Path]:
 
 
 def _write_pair(model_path: Path, blob: bytes, vocab_path: Path, text: bytes) -> None:
-    """Write both files or neither (each through a temporary file and a rename)."""
-    vocab_written = False
-    try:
-        with atomic_writer(model_path) as model_out:
-            model_out.write(blob)
-            with atomic_writer(vocab_path) as vocab_out:
-                vocab_out.write(text)
-            vocab_written = True
-    except BaseException:
-        if vocab_written:
-            vocab_path.unlink(missing_ok=True)
-        raise
+    """Publish both files or neither: each is written to a temporary file,
+    then both are renamed under one lock (see :func:`subtok.atomic.publish`),
+    so two runs on one prefix never leave a model beside the other's vocab."""
+    with atomic_writers(vocab_path, model_path) as (vocab_out, model_out):
+        vocab_out.write(text)
+        model_out.write(blob)
 
 
 __all__ = ["train", "assemble"]

@@ -247,6 +247,7 @@ def _source_lines(options: TrainerOptions, lines: Iterable | None) -> Iterator[t
 
 
 _INT_RE = re.compile(rb"\s*[+-]?\d+\s*\Z")
+INT64_MAX = (1 << 63) - 1
 
 
 def read_sentences(options: TrainerOptions, progress: Progress,
@@ -268,6 +269,9 @@ def read_sentences(options: TrainerOptions, progress: Progress,
                     raise TrainerError("%s:%d: Could not parse the frequency %r."
                                        % (name, number, text.decode("utf-8", "replace")))
                 freq = int(text)
+                if freq > INT64_MAX:  # spm reads it with absl::SimpleAtoi into an int64
+                    raise TrainerError("%s:%d: Could not parse the frequency %r (it is over %d)."
+                                       % (name, number, text.decode("utf-8", "replace"), INT64_MAX))
                 if freq < 1:
                     raise TrainerError("%s:%d: the frequency must be >= 1 (got %d)." % (name, number, freq))
             if not line:
@@ -660,6 +664,17 @@ def _load_corpus(options: TrainerOptions, progress: Progress, lines: Iterable | 
     counts = result.counts
     for bad in ("\x00", " "):
         counts.pop(bad, None)
+    total = sum(count for char, count in counts.items() if not "\ud800" <= char <= "\udfff")
+    if not total:
+        # sentencepiece's all_chars_count > 0, for every model type: only
+        # whitespace (or what normalization deletes) is left.
+        raise TrainerError("the corpus has no characters to train on after normalization: %s "
+                           "holds only whitespace or characters the normalizer removes."
+                           % _describe_input(options, lines))
+    if total > INT64_MAX:
+        raise TrainerError("%s: the characters counted add up to %d, over %d (sentencepiece "
+                           "counts in 64 bits); lower the frequencies." % (
+                               _describe_input(options, lines), total, INT64_MAX))
     alphabet = compute_alphabet(options, counts)
     unit_list = None
     if units is not None:

@@ -23,6 +23,7 @@ from typing import Any
 
 from subtok.errors import TrainerError
 from subtok.flags import parse_bool, split_csv
+from subtok.float32 import f32
 from subtok.formats.sentencepiece import MODEL_TYPE_IDS
 
 #: spm's value of an unset --random_seed (uint32 max).
@@ -204,12 +205,13 @@ class TrainerOptions:
             raise TrainerError("--use_all_vocab=true is valid for WORD/CHAR model.")
         if self.seed_sentencepieces_file and mt != "unigram":
             raise TrainerError("seed_sentencepieces_file is only supported for UNIGRAM model.")
-        _check_range("character_coverage", self.character_coverage, 0.98, 1.0)
+        # Float fields are checked as sentencepiece holds them: in float32.
+        _check_range("character_coverage", f32(self.character_coverage), 0.98, 1.0)
         _check_range("max_sentencepiece_length", self.max_sentencepiece_length, 1, 512)
         _check_range("num_sub_iterations", self.num_sub_iterations, 1, 10)
         _check_range("num_threads", self.num_threads, 1, 1024)
         _check_range("self_test_sample_size", self.self_test_sample_size, 0, 1000)
-        _check_range("shrinking_factor", self.shrinking_factor, 0.5, 0.95)
+        _check_range("shrinking_factor", f32(self.shrinking_factor), 0.5, 0.95)
         _check_range("max_sentence_length", self.max_sentence_length, 10, 1 << 30)
         if self.input_sentence_size < 0 or 0 < self.input_sentence_size <= 100:
             raise TrainerError("--input_sentence_size=%d: must be 0 (all sentences) or > 100."
@@ -388,9 +390,14 @@ def _coerce(name: str, spec: dataclasses.Field, value: Any) -> Any:
         if isinstance(value, bool):
             raise TrainerError("--%s: expected an integer, got %r." % (name, value))
         try:
-            return int(value) if not isinstance(value, str) else int(value.strip(), 10)
-        except (TypeError, ValueError):
+            number = int(value) if not isinstance(value, str) else int(value.strip(), 10)
+        except (TypeError, ValueError, OverflowError):
             raise TrainerError("--%s: expected an integer, got %r." % (name, value)) from None
+        low, high, what = integer_range(name)
+        if not low <= number <= high:
+            raise TrainerError("--%s=%d: not a %s (must be in [%d, %d])."
+                               % (name, number, what, low, high))
+        return number
     if kind == "float":
         try:
             return float(value)
@@ -401,6 +408,31 @@ def _coerce(name: str, spec: dataclasses.Field, value: Any) -> Any:
             raise TrainerError("--%s: expected a string, got %r." % (name, value))
         return value
     return value
+
+
+#: Integer options that are no TrainerSpec field: spm_train's flag types.
+_FLAG_INTEGERS = {"random_seed": "uint32", "minloglevel": "int32"}
+_INTEGER_TYPES = {"int32": (-(1 << 31), (1 << 31) - 1), "int64": (-(1 << 63), (1 << 63) - 1),
+                  "uint32": (0, (1 << 32) - 1), "uint64": (0, (1 << 64) - 1)}
+
+
+def integer_range(name: str) -> tuple[int, int, str]:
+    """(lowest, highest, type name) of an integer option: the range of its
+    TrainerSpec field's type, as spm_train parses the flag into it (a
+    vocab_size is an int32, input_sentence_size a uint64)."""
+    kind = _FLAG_INTEGERS.get(name)
+    if kind is None:
+        from subtok._proto import sentencepiece_model_pb2 as pb2
+        from google.protobuf.descriptor import FieldDescriptor as F
+        field_type = pb2.TrainerSpec.DESCRIPTOR.fields_by_name[name].type
+        kind = {F.TYPE_INT32: "int32", F.TYPE_INT64: "int64", F.TYPE_UINT32: "uint32",
+                F.TYPE_UINT64: "uint64"}[field_type]
+    low, high = _INTEGER_TYPES[kind]
+    return low, high, _INTEGER_NAMES[kind]
+
+
+_INTEGER_NAMES = {"int32": "32-bit integer", "int64": "64-bit integer",
+                  "uint32": "32-bit unsigned integer", "uint64": "64-bit unsigned integer"}
 
 
 def _check_range(name: str, value, low, high) -> None:

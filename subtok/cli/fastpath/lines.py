@@ -105,6 +105,9 @@ class LineCache:
         normalized = self.normalizer.normalize(text)
         if not normalized:
             return ""
+        bytewise = self.processor.bytewise
+        if bytewise is not None and bytewise.applies(normalized):
+            return self._general_line(text, ids)
         if self._plain_lines and not self.normalizer.is_plain(text):
             out = self._plain_encoder(ids).encode_normalized(normalized)
             if out is not None:

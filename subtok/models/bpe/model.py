@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import heapq
 import random
+import struct
 
 from subtok.vocab import PieceType, Vocabulary
 from subtok.models.base import Model, WordEncoding
@@ -46,6 +47,22 @@ def initial_symbols(text: str, user_defined: frozenset[str], max_user: int) -> l
 #: sentencepiece 0.2.3's kMaxBpeResegmentDepth.
 RESEGMENT_DEPTH = 100
 
+_FLOAT32_BITS = struct.Struct("<i")
+
+
+def merge_rank(score: float) -> int:
+    """The order sentencepiece 0.2.3 merges in, as an int (higher first).
+
+    Its ``SymbolPairComparator`` compares the float32 scores by their bit
+    patterns read as int32: a negative pattern (sign bit set) ranks below
+    every other and the more negative the float the lower; otherwise the
+    larger pattern the higher. For ordinary scores that is their float
+    order, but it also orders -0.0 below +0.0 and puts NaN and infinities
+    somewhere definite, where a float comparison would not.
+    """
+    bits = _FLOAT32_BITS.unpack(struct.pack("<f", score))[0]
+    return bits if bits >= 0 else ~bits - (1 << 31)
+
 
 class BPEModel(Model):
     supports_sampling = True  # BPE-dropout
@@ -55,7 +72,8 @@ class BPEModel(Model):
         super().__init__(vocab, **kwargs)
         self.user_defined = frozenset(vocab.user_defined())
         self.max_user = max(map(len, self.user_defined), default=0)
-        self.scores = {p: vocab.scores[i] for p, i in vocab.normal.items()}
+        #: piece -> merge_rank of its score.
+        self.ranks = {p: merge_rank(vocab.scores[i]) for p, i in vocab.normal.items()}
         self.unused = frozenset(p for p, i in vocab.normal.items()
                                 if vocab.types[i] == PieceType.UNUSED)
 
@@ -69,7 +87,29 @@ class BPEModel(Model):
 
     def merge(self, text: str, alpha: float = 0.0, rng: random.Random | None = None) -> list[tuple[str, int]]:
         """Segment ``text`` by BPE merges (with dropout when ``alpha`` > 0)."""
-        start = initial_symbols(text, self.user_defined, self.max_user)
+        merged = self.merge_symbols(initial_symbols(text, self.user_defined, self.max_user),
+                                    self.ranks, self.unused, alpha, rng)
+        return self.output(*merged, self.pair)
+
+    def output(self, symbols: list, nxt: list[int], halves: dict, pair) -> list[tuple[str, int]]:
+        """The pairs of what :meth:`merge_symbols` left, in order, each
+        named by ``pair`` (:meth:`Model.pair` for str symbols)."""
+        out: list[tuple[str, int]] = []
+        i = 0 if symbols else -1
+        while i >= 0:
+            self._emit(symbols[i], halves, out, pair)
+            i = nxt[i]
+        return out
+
+    @staticmethod
+    def merge_symbols(start: list, ranks: dict, unused: frozenset, alpha: float = 0.0,
+                      rng: random.Random | None = None) -> tuple[list, list[int], dict]:
+        """Merge the (symbol, frozen) pairs of ``start``: (symbols, where
+        each one's next is, halves of the UNUSED pieces merges made).
+
+        Symbols are str, or bytes for text that is not UTF-8 (see
+        ``models/bytewise.py``); ``ranks`` and ``unused`` are keyed alike.
+        """
         symbols = [s for s, _ in start]
         frozen = [f for _, f in start]
         count = len(symbols)
@@ -77,19 +117,17 @@ class BPEModel(Model):
         nxt = list(range(1, count + 1))
         if count:
             nxt[-1] = -1
-        scores = self.scores
-        unused = self.unused
-        halves: dict[str, tuple[str, str]] = {}
-        agenda: list[tuple[float, int, int, str]] = []
+        halves: dict = {}
+        agenda: list[tuple[int, int, int, object]] = []
 
         def push(left: int, right: int) -> None:
             if left < 0 or right < 0 or frozen[left] or frozen[right]:
                 return
             merged = symbols[left] + symbols[right]
-            score = scores.get(merged)
-            if score is None:
+            rank = ranks.get(merged)
+            if rank is None:
                 return
-            heapq.heappush(agenda, (-score, left, right, merged))
+            heapq.heappush(agenda, (-rank, left, right, merged))
             if merged in unused:
                 halves[merged] = (symbols[left], symbols[right])
 
@@ -102,30 +140,25 @@ class BPEModel(Model):
             if alpha > 0.0 and (alpha >= 1.0 or rng.random() < alpha):
                 continue  # dropout: skip this merge
             symbols[left] = merged
-            symbols[right] = ""
+            symbols[right] = symbols[right][:0]
             nxt[left] = nxt[right]
             if nxt[right] >= 0:
                 prev[nxt[right]] = left
             push(prev[left], left)
             push(left, nxt[left])
-        out: list[tuple[str, int]] = []
-        i = 0 if count else -1
-        while i >= 0:
-            self._emit(symbols[i], halves, out)
-            i = nxt[i]
-        return out
+        return symbols, nxt, halves
 
-    def _emit(self, symbol: str, halves: dict[str, tuple[str, str]], out: list,
-              depth: int = 0) -> None:
-        """Output a final symbol; UNUSED pieces made by a merge (the only
-        ones in ``halves``) are split back recursively, others are unknown
-        (see :meth:`Model.pair`). Past RESEGMENT_DEPTH splits a symbol is
-        kept whole with its own id, as sentencepiece 0.2.3 stops there."""
+    def _emit(self, symbol, halves: dict, out: list, pair, depth: int = 0) -> None:
+        """Output a final symbol as ``pair`` names it; UNUSED pieces made by
+        a merge (the only ones in ``halves``) are split back recursively,
+        others are unknown (see :meth:`Model.pair`). Past RESEGMENT_DEPTH
+        splits a symbol is kept whole with its own id, as sentencepiece
+        0.2.3 stops there."""
         if depth > RESEGMENT_DEPTH:
-            out.append(self.pair(symbol, keep_unused=True))
+            out.append(pair(symbol, keep_unused=True))
         elif symbol in halves:
             left, right = halves[symbol]
-            self._emit(left, halves, out, depth + 1)
-            self._emit(right, halves, out, depth + 1)
+            self._emit(left, halves, out, pair, depth + 1)
+            self._emit(right, halves, out, pair, depth + 1)
         else:
-            out.append(self.pair(symbol))
+            out.append(pair(symbol))

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import itertools
 
-from subtok.float32 import UNIT_ROUNDOFF, f32, float32_cell, offset_bound
+from subtok.float32 import FLT_MAX, UNIT_ROUNDOFF, f32, float32_cell, offset_bound
 from subtok.vocab import PieceType, Vocabulary
 from subtok.models.base import Model, WordEncoding
 from subtok.models.unigram.lattice import RESET_THRESHOLD, Lattice, encode_optimized, passes_reset
@@ -66,12 +66,13 @@ class UnigramModel(Model):
         # In the vocabulary's order (one comprehension: a load builds 32k).
         table: dict[str, tuple[int, float]] = {
             piece: (index, scores[index] if types[index] == normal
-                    else f32(0.1 * len(piece.encode("utf-8")) - 0.1))
+                    else f32(0.1 * len(piece.encode("utf-8", "surrogateescape")) - 0.1))
             for piece, index in vocab.normal.items()
             if types[index] == normal or types[index] == user_defined}
         normal_scores = [scores[index] for index, _ in table.values() if types[index] == normal]
         self.table = table
-        self.unk_score = f32(min(normal_scores, default=0.0) - 10.0)
+        # With no NORMAL piece, sentencepiece's minimum stays FLT_MAX.
+        self.unk_score = f32(min(normal_scores, default=FLT_MAX) - 10.0)
         self.max_abs_score = max([abs(v) for _, v in table.values()] + [abs(self.unk_score)])
         self._no_positive_score = max([v for _, v in table.values()] + [self.unk_score]) <= 0
         #: The largest |score| of a NORMAL piece: with a piece count, it
