@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-
 from typing import NamedTuple
 
 from subtok.normalizers.bytewise import ByteSteps, char_offsets, needs_bytes
@@ -105,7 +104,7 @@ class Normalizer:
         #: as str and (for the byte path) as UTF-8.
         self._text_forms = _Forms(" ", self.space, self._prefix, self._suffix)
         self._byte_forms = _Forms(*(form.encode("utf-8") for form in self._text_forms))
-        self._space_aliases: tuple[str, ...] | () | None = () if self.bytewise else None
+        self._space_aliases: tuple[str, ...] | None = () if self.bytewise else None
         self._bytes = ByteSteps(self.rules, self.user_defined) if self.bytewise else None
 
     @classmethod
