@@ -43,8 +43,8 @@ from collections.abc import Callable
 
 from subtok.errors import ModelFileError
 from subtok.formats import hf_json
-from subtok.formats.sentencepiece import ModelData, NormalizerSpec, build_proto, load_model
-from subtok.models import MODEL_TYPE_IDS
+from subtok.formats.sentencepiece import (MODEL_TYPE_IDS, ModelData, NormalizerSpec, build_proto,
+                                         load_model)
 from subtok.symbols import SPACE_SYMBOL
 from subtok.vocab import DEFAULT_UNK_SURFACE, PieceType, SpecialPieces
 
