@@ -447,13 +447,14 @@ def compare(blob: bytes, texts: list[bytes]) -> Outcome:
 
 
 def _compare_encodings(theirs, ours, texts: list[bytes]) -> Outcome:
+    from subtok.cli.fastpath.lines import LineCache  # the CLI's line path
     for text in texts:
         expected = theirs.encode(text)
         got = ours.encode(text)
         if got != expected:
             return Outcome("differs", "encode %r: spm %s subtok %s" % (text[:80], expected[:20], got[:20]))
         line = text.split(b"\n")[0]
-        ids = ours.encode_line(line.decode("utf-8", "surrogateescape"), True)
+        ids = LineCache(ours).encode_line(line.decode("utf-8", "surrogateescape"), True)
         if ids != " ".join(map(str, theirs.encode(line))):
             return Outcome("differs", "encode_line %r" % line[:80])
         for what, mine, spms in (
