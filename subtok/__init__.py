@@ -18,8 +18,17 @@ from subtok.training.api import train  # noqa: E402
 #: Short alias.
 Processor = SentencePieceProcessor
 
+
+def __getattr__(name: str):
+    """``subtok.Tokenizer`` (a Hugging Face tokenizer.json), imported on first
+    use so that the SentencePiece path never loads it."""
+    if name == "Tokenizer":
+        from subtok.tokenizer import Tokenizer
+        return Tokenizer
+    raise AttributeError("module 'subtok' has no attribute %r" % name)
+
 __all__ = [
     "SentencePieceProcessor", "Processor", "EncodedPiece", "ModelData", "load_model", "save_model",
     "SubtokError", "ModelFileError", "NormalizerError", "EncodeError", "DecodeError",
-    "IdOutOfRange", "TrainerError", "train", "__version__",
+    "IdOutOfRange", "TrainerError", "train", "__version__", "Tokenizer",
 ]

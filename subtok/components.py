@@ -32,9 +32,11 @@ def build(spec: Any, table: dict[str, type], stage: str, where: str) -> Any:
 
 
 def build_list(spec: dict, key: str, table: dict[str, type], stage: str, where: str) -> list:
-    """The components of a Sequence's list field ``key``."""
+    """The components of a Sequence's list field ``key``; ``where`` is the
+    Sequence's own place, as :func:`build` gave it ("...: normalizer
+    (Sequence)")."""
     items = spec.get(key)
     if not isinstance(items, list):
         raise ModelFileError("%s: field %r must be a list." % (where, key))
-    return [build(item, table, stage, "%s.%s[%d]" % (where.split(" (")[0], key, i))
-            for i, item in enumerate(items)]
+    path = where.rsplit(" (", 1)[0]  # the place without the type
+    return [build(item, table, stage, "%s.%s[%d]" % (path, key, i)) for i, item in enumerate(items)]

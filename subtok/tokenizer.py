@@ -207,7 +207,7 @@ class Tokenizer:
         else:
             for i, encoding in enumerate(encodings):
                 encoding.type_ids = [i] * len(encoding)
-            final = Encoding.merge(processor.process(encodings, add_special_tokens))
+            final = Encoding.merge(processor.process_encodings(encodings, add_special_tokens))
         return self._padded([final])[0]
 
     # -- decoding ------------------------------------------------------------

@@ -143,3 +143,25 @@ def test_options_for_sentencepiece_only_are_refused(tmp_path):
         proc = run_subtok("encode", "--model", model, *extra, input=b"x\n", check=False)
         assert proc.returncode != 0 and proc.stdout == b""
         assert proc.stderr.count(b"\n") == 1 and b"Traceback" not in proc.stderr
+
+
+def test_dropout_is_seeded_per_line(tmp_path):
+    """BPE-dropout draws per line from (--random_seed, line number): the
+    same output for any --num_threads; dropout 1.0 merges nothing, as in
+    tokenizers."""
+    data = json.loads((INTEROP_DIR / "gpt2.tokenizer.json").read_text(encoding="utf-8"))
+    source = tmp_path / "in.txt"
+    source.write_bytes(b"\n".join(t.encode("utf-8") for t in corpus_lines(5, seed=9)) + b"\n")
+    for dropout in (0.5, 1.0):
+        model = tmp_path / ("dropout%s.json" % dropout)
+        model.write_text(json.dumps(dict(data, model=dict(data["model"], dropout=dropout))),
+                         encoding="utf-8")
+        runs = {run_subtok("encode", "--model", str(model), "--output_format=id", "--random_seed=11",
+                           "--num_threads", str(n), str(source)).stdout for n in (1, 2, 1)}
+        assert len(runs) == 1
+        if dropout == 1.0:
+            import tokenizers
+            ref = tokenizers.Tokenizer.from_str(model.read_text(encoding="utf-8"))
+            texts = source.read_bytes().decode("utf-8").split("\n")[:-1]
+            assert runs.pop() == b"".join(" ".join(map(str, ref.encode(t).ids)).encode() + b"\n"
+                                          for t in texts)

@@ -311,3 +311,43 @@ def test_stored_truncation_and_padding(truncation, padding):
                        (want.ids, want.tokens, want.offsets, want.type_ids, want.attention_mask,
                         want.special_tokens_mask, want.word_ids)
     assert [e.ids for e in ours.encode_batch(texts)] == [e.ids for e in ref.encode_batch(texts)]
+
+
+def test_every_registered_component_has_its_stage_interface():
+    from subtok.decoders.base import TokenDecoder
+    from subtok.decoders.hf import DECODERS
+    from subtok.models.hf import MODELS
+    from subtok.models.tokens import TokenModel
+    from subtok.normalizers.base import AlignedNormalizer
+    from subtok.normalizers.hf import NORMALIZERS
+    from subtok.postprocessors.base import EncodingPostProcessor
+    from subtok.postprocessors.hf import POST_PROCESSORS
+    from subtok.pretokenizers.base import AlignedPreTokenizer
+    from subtok.pretokenizers.hf import PRE_TOKENIZERS
+    for table, protocol in ((NORMALIZERS, AlignedNormalizer), (PRE_TOKENIZERS, AlignedPreTokenizer),
+                            (MODELS, TokenModel), (POST_PROCESSORS, EncodingPostProcessor),
+                            (DECODERS, TokenDecoder)):
+        for name, cls in table.items():
+            wanted = {n for base in protocol.__mro__ if base.__module__.startswith("subtok")
+                      for n in vars(base) if not n.startswith("_")}
+            assert wanted
+            missing = [m for m in wanted if not hasattr(cls, m)]
+            assert not missing and hasattr(cls, "from_json"), (name, missing)
+
+
+def test_unknown_types_and_bad_fields_name_the_place():
+    from subtok.errors import ModelFileError
+    bad = [(dict(normalizer={"type": "Sequence", "normalizers": [{"type": "NFC"}, {"type": "Nope"}]}),
+            "normalizer.normalizers[1]: unknown normalizer type 'Nope'"),
+           (dict(pre_tokenizer={"type": "Split", "pattern": {"String": " "}, "behavior": "Removed"}),
+            "pre_tokenizer (Split): missing field 'invert'"),
+           (dict(decoder={"type": "Strip", "content": "ab", "start": 1, "stop": 0}),
+            "decoder (Strip): field 'content' must be one character"),
+           (dict(model={"vocab": {"a": 0}}), "model: the model has no \"type\""),
+           (dict(model={"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": ["a b"]}),
+            "merge 1 ('a' 'b') names 'ab', which is not in the vocabulary"),
+           (dict(version="2.0"), "unknown tokenizer.json version '2.0'")]
+    for parts, message in bad:
+        with pytest.raises(ModelFileError) as caught:
+            Tokenizer.from_str(_tokenizer_json(**parts), "x.json")
+        assert str(caught.value).startswith("x.json: ") and message in str(caught.value), caught.value

@@ -24,3 +24,12 @@ class Decoder(Protocol):
 
     def decode(self, pairs: list[Pair]) -> str:
         ...
+
+
+@runtime_checkable
+class TokenDecoder(Protocol):
+    """A ``tokenizer.json`` decoder (``tokenizers``' ``decode_chain``): token
+    strings -> strings; the tokenizer joins the last ones."""
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        ...

@@ -75,7 +75,8 @@ class AlignedString:
 
     # -- edits that keep each character's own span ---------------------------
     def set_text(self, text: str) -> None:
-        """Replace every character by one other (same length): spans stay."""
+        """Replace every character by one other (a text of the same length):
+        spans stay. Without alignments any text may be set."""
         self.text = text
 
     def keep(self, kept: list[int]) -> None:

@@ -12,7 +12,10 @@ below; nothing on the SentencePiece path changes.
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from subtok.normalizers.aligned import AlignedString
 
 
 @runtime_checkable
@@ -20,4 +23,14 @@ class Normalizer(Protocol):
     """Raw text -> normalized text."""
 
     def normalize(self, text: str) -> str:
+        ...
+
+
+@runtime_checkable
+class AlignedNormalizer(Normalizer, Protocol):
+    """A ``tokenizer.json`` normalizer: it also edits an
+    :class:`~subtok.normalizers.aligned.AlignedString` in place, keeping
+    each character's span of the original text (for offsets)."""
+
+    def normalize_aligned(self, text: AlignedString) -> None:
         ...

@@ -13,7 +13,10 @@ method below; nothing on the SentencePiece path changes.
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from subtok.encoding import Encoding
 
 Pair = tuple[str, int]
 
@@ -23,4 +26,18 @@ class PostProcessor(Protocol):
     """A model's ``(piece, id)`` pairs -> the pairs that are output."""
 
     def process(self, pairs: list[Pair]) -> list[Pair]:
+        ...
+
+
+@runtime_checkable
+class EncodingPostProcessor(Protocol):
+    """A ``tokenizer.json`` post-processor (``tokenizers``' trait): the
+    encodings of a text (and of its pair) -> the encodings to join, with
+    special tokens added when asked; ``added_tokens`` says how many, for
+    truncation."""
+
+    def added_tokens(self, is_pair: bool) -> int:
+        ...
+
+    def process_encodings(self, encodings: list[Encoding], add_special_tokens: bool) -> list[Encoding]:
         ...

@@ -56,7 +56,7 @@ class ByteLevel:
     def added_tokens(self, is_pair: bool) -> int:
         return 0
 
-    def process(self, encodings: list[Encoding], add_special_tokens: bool) -> list[Encoding]:
+    def process_encodings(self, encodings: list[Encoding], add_special_tokens: bool) -> list[Encoding]:
         if self.trim_offsets:
             for encoding in encodings:
                 trim_offsets(encoding, self.add_prefix_space)

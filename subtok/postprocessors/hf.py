@@ -23,9 +23,9 @@ class Sequence:
     def added_tokens(self, is_pair: bool) -> int:
         return sum(p.added_tokens(is_pair) for p in self.processors)
 
-    def process(self, encodings: list[Encoding], add_special_tokens: bool) -> list[Encoding]:
+    def process_encodings(self, encodings: list[Encoding], add_special_tokens: bool) -> list[Encoding]:
         for processor in self.processors:
-            encodings = processor.process(encodings, add_special_tokens)
+            encodings = processor.process_encodings(encodings, add_special_tokens)
         return encodings
 
 

@@ -2,7 +2,7 @@
 TemplateProcessing, BertProcessing and RobertaProcessing
 (``tokenizers/src/processors/{template,bert,roberta}.rs``).
 
-Each works on :class:`~subtok.encoding.Encoding` objects: ``process`` gets
+Each works on :class:`~subtok.encoding.Encoding` objects: ``process_encodings`` gets
 the encodings of the text (and of the pair's second text), already typed
 0 and 1, and returns the encodings to concatenate.
 """
@@ -50,7 +50,7 @@ class TemplateProcessing:
         template = self.pair if is_pair else self.single
         return sum(len(self.special_tokens[name][0]) for kind, name, _ in template if kind == "token")
 
-    def process(self, encodings: list[Encoding], add_special_tokens: bool) -> list[Encoding]:
+    def process_encodings(self, encodings: list[Encoding], add_special_tokens: bool) -> list[Encoding]:
         template = self.pair if len(encodings) == 2 else self.single
         with_offsets = encodings[0].offsets is not None
         out = []
@@ -106,7 +106,7 @@ class BertProcessing:
     def added_tokens(self, is_pair: bool) -> int:
         return 3 if is_pair else 2
 
-    def process(self, encodings: list[Encoding], add_special_tokens: bool) -> list[Encoding]:
+    def process_encodings(self, encodings: list[Encoding], add_special_tokens: bool) -> list[Encoding]:
         if not add_special_tokens:
             return encodings
         with_offsets = encodings[0].offsets is not None
@@ -140,7 +140,7 @@ class RobertaProcessing:
     def added_tokens(self, is_pair: bool) -> int:
         return 4 if is_pair else 2
 
-    def process(self, encodings: list[Encoding], add_special_tokens: bool) -> list[Encoding]:
+    def process_encodings(self, encodings: list[Encoding], add_special_tokens: bool) -> list[Encoding]:
         if self.trim_offsets:
             for encoding in encodings:
                 trim_offsets(encoding, self.add_prefix_space)

@@ -13,7 +13,10 @@ below; nothing on the SentencePiece path changes.
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from subtok.normalizers.aligned import AlignedString
 
 
 @runtime_checkable
@@ -21,4 +24,14 @@ class PreTokenizer(Protocol):
     """Normalized text -> the words a model segments independently."""
 
     def split(self, normalized: str) -> list[str]:
+        ...
+
+
+@runtime_checkable
+class AlignedPreTokenizer(PreTokenizer, Protocol):
+    """A ``tokenizer.json`` pre-tokenizer: it also cuts an
+    :class:`~subtok.normalizers.aligned.AlignedString` (and may rewrite the
+    pieces, as ByteLevel and Metaspace do), keeping spans."""
+
+    def split_aligned(self, piece: AlignedString) -> list[AlignedString]:
         ...
