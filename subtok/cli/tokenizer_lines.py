@@ -16,15 +16,25 @@ every token of every line (see docs/tokenizer-json.md).
 
 from __future__ import annotations
 
+import random
+
 from subtok.cli.batch import PerLine, map_blocks
 from subtok.cli.streams import open_output, read_blocks, write_blocks
 from subtok.errors import DecodeError, EncodeError
-from subtok.models.unigram.lattice import line_rng
 from subtok.tokenizer import Tokenizer
 
 
 def _text(line: bytes) -> str:
     return line.decode("utf-8", "replace")
+
+
+def _line_rng(seed: int, number: int) -> random.Random:
+    """The generator of input line ``number`` under ``--random_seed``: the
+    rule the SentencePiece sampling formats follow (seed and line number
+    combined arithmetically, not by the salted ``hash``), so a line's
+    output depends neither on the worker that encodes it nor on the
+    lines before it."""
+    return random.Random(seed * 1_000_003 + number)
 
 
 class TokenizerLineEncoder(PerLine):
@@ -49,7 +59,7 @@ class TokenizerLineEncoder(PerLine):
 
     def __call__(self, line: bytes, number: int = 1) -> bytes:
         if self.numbered:
-            self.tokenizer.model.rng = line_rng(self.seed, number)  # type: ignore[arg-type]
+            self.tokenizer.model.rng = _line_rng(self.seed, number)  # type: ignore[arg-type]
         return self.encode_text(_text(line)).encode("utf-8", "surrogatepass")
 
     def block(self, block: bytes, first_line: int = 1) -> bytes:
