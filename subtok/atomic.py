@@ -47,3 +47,49 @@ def atomic_writer(path: str | os.PathLike) -> Iterator[BinaryIO]:
         if isinstance(exc, OSError):
             raise OutputError("%s: cannot write output file: %s." % (path, exc.strerror or exc)) from None
         raise
+
+
+def atomic_write_all(files: list[tuple[str | os.PathLike, bytes]]) -> None:
+    """Write several files as one: every file appears, or none changes.
+
+    All contents go to temporary files first; they are renamed into place
+    only once every one is written. If a rename fails, the files already
+    renamed by this call are removed again (their old contents cannot come
+    back, but no mix of old and new files is left).
+    """
+    staged: list[tuple[str, Path]] = []
+    target = None
+    try:
+        for path, data in files:
+            target = Path(path)
+            handle, tmp = tempfile.mkstemp(prefix=".%s." % target.name, dir=str(target.parent))
+            staged.append((tmp, target))
+            with os.fdopen(handle, "wb") as out:
+                out.write(data)
+            os.chmod(tmp, _default_mode())
+    except BaseException as exc:
+        for tmp, _ in staged:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise OutputError("%s: cannot write output file: %s." % (target, exc.strerror or exc)) from None
+        raise
+    _publish(staged)
+
+
+def _publish(staged: list[tuple[str, Path]]) -> None:
+    """Rename staged temporary files onto their targets, all or none."""
+    done: list[Path] = []
+    try:
+        for tmp, target in staged:
+            os.replace(tmp, target)
+            done.append(target)
+    except OSError as exc:
+        for target in done:
+            with contextlib.suppress(OSError):
+                target.unlink()
+        for tmp, _ in staged[len(done):]:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        raise OutputError("%s: cannot write output file: %s."
+                          % (staged[len(done)][1], exc.strerror or exc)) from None

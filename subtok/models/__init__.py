@@ -19,6 +19,9 @@ MODELS: dict[str, type[Model]] = {
 }
 MODEL_TYPE_IDS = {"unigram": 1, "bpe": 2, "word": 3, "char": 4}
 MODEL_TYPE_NAMES = {v: k for k, v in MODEL_TYPE_IDS.items()}
+#: Model types ``subtok train`` writes as Hugging Face / tiktoken files (a
+#: tokenizer.json and friends) instead of a SentencePiece .model.
+TOKENIZER_FILE_TYPES = ("wordpiece", "byte_bpe")
 
 __all__ = ["MODELS", "MODEL_TYPE_IDS", "MODEL_TYPE_NAMES", "Model", "WordEncoding",
-           "BPEModel", "CharModel", "UnigramModel", "WordModel"]
+           "BPEModel", "CharModel", "UnigramModel", "WordModel", "TOKENIZER_FILE_TYPES"]
