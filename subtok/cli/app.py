@@ -35,6 +35,7 @@ class _Group(click.Group):
     command_class = Command
 
     def main(self, args=None, prog_name=None, **extra):
+        extra.pop("standalone_mode", None)  # always False: errors are ours to print
         try:
             return super().main(args, prog_name, standalone_mode=False, **extra)
         except click.exceptions.Exit as exc:

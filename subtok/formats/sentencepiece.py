@@ -28,6 +28,12 @@ def _pb2():
     return sentencepiece_model_pb2
 
 
+def proto_messages():
+    """The generated module (``ModelProto``, ``NormalizerSpec``, ...), for
+    code that must write these messages exactly as sentencepiece does."""
+    return _pb2()
+
+
 @dataclass
 class NormalizerSpec:
     """The NormalizerSpec fields that shape encoding."""
@@ -85,7 +91,8 @@ def restrict_vocabulary(data: ModelData, valid) -> ModelData:
     return restricted
 
 
-def _normalizer_from_proto(spec) -> NormalizerSpec:
+def normalizer_from_proto(spec) -> NormalizerSpec:
+    """A NormalizerSpec message as plain values."""
     return NormalizerSpec(
         name=spec.name,
         precompiled_charsmap=bytes(spec.precompiled_charsmap),
@@ -110,7 +117,7 @@ def model_from_proto(proto) -> ModelData:
     )
     denormalizer = None
     if proto.HasField("denormalizer_spec") and proto.denormalizer_spec.precompiled_charsmap:
-        denormalizer = _normalizer_from_proto(proto.denormalizer_spec)
+        denormalizer = normalizer_from_proto(proto.denormalizer_spec)
     # One pass: each step over proto.pieces makes a wrapper per piece
     # (three passes took 17 ms for 32k pieces, one takes 11 ms).
     pieces, scores, types = [], [], []
@@ -123,7 +130,7 @@ def model_from_proto(proto) -> ModelData:
         scores=scores,
         types=types,
         model_type=model_type,
-        normalizer=_normalizer_from_proto(proto.normalizer_spec),
+        normalizer=normalizer_from_proto(proto.normalizer_spec),
         denormalizer=denormalizer,
         treat_whitespace_as_suffix=trainer.treat_whitespace_as_suffix,
         byte_fallback=trainer.byte_fallback,
