@@ -16,7 +16,8 @@ from subtok.processor import SentencePieceProcessor
 @option("output", default=None, help="Output file. Default: stdout.")
 @option("output_format", default="vocab", show_default=True,
         help="vocab (piece<TAB>score) | syms (piece<TAB>id)")
-def export_vocab(model, output, output_format):
+@option("minloglevel", type=int, default=0, hidden=True)
+def export_vocab(model, output, output_format, minloglevel):
     """Print the vocabulary of a model (like spm_export_vocab)."""
     if output_format not in ("vocab", "syms"):
         raise SubtokError("unknown output format: %s (choose vocab or syms)." % output_format)
