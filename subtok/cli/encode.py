@@ -8,6 +8,7 @@ import click
 
 from subtok.cli.batch import LineEncoder, SampleLineEncoder, map_blocks
 from subtok.cli.options import Command, bool_option, option
+from subtok.progress import blocks_with_progress
 from subtok.cli.streams import check_readable, input_paths, read_blocks, read_lines, write_blocks, write_lines
 from subtok.errors import EncodeError, SubtokError
 from subtok.processor import SentencePieceProcessor
@@ -74,7 +75,8 @@ def encode(model, input, output, output_format, extra_options, nbest_size, alpha
         # does; encoding would produce nothing, so it is skipped.
         write_blocks((b"" for _ in read_blocks(paths)), output)
         return
-    write_blocks(map_blocks(encoder, read_blocks(paths), num_threads), output)
+    blocks = blocks_with_progress(read_blocks(paths), paths, "encoding")
+    write_blocks(map_blocks(encoder, blocks, num_threads), output)
 
 
 def _read_vocabulary(path: str, threshold: int) -> list[str]:
