@@ -19,7 +19,7 @@ from __future__ import annotations
 from subtok.cli.batch import PerLine, map_blocks
 from subtok.cli.streams import open_output, read_blocks, write_blocks
 from subtok.errors import DecodeError, EncodeError
-from subtok.models.unigram.lattice import line_rng
+from subtok.regularization import line_rng
 from subtok.tokenizer import Tokenizer
 
 
