@@ -3,9 +3,9 @@ model and class, and print the table docs/export.md carries.
 
     python scripts/export_mismatch_table.py [--per-corpus N]
 
-With the default sample (tests/_export_check.PER_CORPUS lines of every
+With the default sample (tests/helpers/_export_check.PER_CORPUS lines of every
 corpus plus the hostile lines) the counts are exactly the ones
-tests/test_hf_export.py checks against docs/export.md.
+tests/oracle/test_hf_export.py checks against docs/export.md.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "helpers")]
 
 import _export_check  # noqa: E402
 

@@ -23,7 +23,7 @@ hostile lines and the model's own special pieces.
 
 Every failing case is written to ``--out`` (default /tmp/subtok-fuzz) as
 ``<n>.model`` with ``<n>.txt`` saying what differed; turn each into a
-regression test (tests/test_hardening.py keeps them). Only the model
+regression test (tests/cli/test_hardening.py keeps them). Only the model
 loader exists to fuzz so far; the tokenizer.json and tiktoken loaders get
 targets here when they are written.
 """

@@ -99,7 +99,7 @@ def check_double_array(trie: bytes, units: Sequence[int], value_limit: int) -> b
     subtraction below act on all lanes at once. No lane carries into or
     borrows from its neighbour (each value stays below 2**31 and the
     subtraction keeps a guard bit). Equal to the plain loop over units
-    that tests/test_hardening.py keeps as a reference.
+    that tests/cli/test_hardening.py keeps as a reference.
     """
     size = len(units)
     root = units[0]

@@ -71,7 +71,7 @@ def test_a_toy_word_level_assembly_encodes_and_decodes():
 
 def test_the_sentencepiece_assembly_has_the_same_stages():
     """SentencePiece's processor is one assembly of such components."""
-    from test_tiny_models import META, N, S, make
+    from tiny_models import META, N, S, make
     from subtok import SentencePieceProcessor
     sp = SentencePieceProcessor(model_proto=make(META + [(S, -1.0, N), ("a", -2.0, N)]))
     assert isinstance(sp.normalizer, Normalizer)

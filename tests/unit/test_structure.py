@@ -119,7 +119,7 @@ def test_import_subtok_loads_no_training_code():
 def test_an_encode_through_the_cli_loads_no_training_code(tmp_path, output_format):
     """A whole ``subtok encode`` (flags, model, the worker-ready line
     encoder), run in a fresh interpreter."""
-    from test_tiny_models import META, N, S, make
+    from tiny_models import META, N, S, make
     model = tmp_path / "m.model"
     model.write_bytes(make(META + [(S, -1.0, N), ("a", -2.0, N), ("b", -2.0, N)]))
     text = tmp_path / "in.txt"

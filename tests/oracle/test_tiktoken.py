@@ -1,6 +1,7 @@
 """The tiktoken engine against tiktoken 0.14 itself, on the real cl100k_base
 rank file: encode_ordinary, encode with special tokens, decoding, the
-reference merge, the word shortcut, the CLI, and bad rank files."""
+reference merge, the word shortcut, and bad rank files (the command line:
+tests/cli/test_tiktoken_cli.py)."""
 
 from __future__ import annotations
 
@@ -13,17 +14,16 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from _interop import (CL100K_FILE, CL100K_PATTERN, CL100K_SPECIALS, HOSTILE_TEXT, corpus_sample,
-                      long_lines, read_ranks_plainly, require, tiktoken_cl100k)
+from _interop import (CL100K_FILE, CL100K_PATTERN, CL100K_SPECIALS, corpus_sample,
+                      read_ranks_plainly, require, tiktoken_cl100k, tiktoken_sample)
 from conftest import run_subtok
 from subtok.errors import DisallowedSpecialToken, EncodeError, ModelFileError, UnknownToken
-from subtok.formats.tiktoken import (KNOWN_HASHES, load_tiktoken, looks_like_tiktoken, parse_ranks,
+from subtok.formats.tiktoken import (KNOWN_HASHES, load_tiktoken, parse_ranks,
                                      ranks_text)
 from subtok.models.bytelevel import Encoding
 from subtok.models.bytelevel.encoding import valid_text
 from subtok.models.bytelevel.model import merge_long, merge_parts, merge_short
 from subtok.models.bytelevel.reference import plain_encode, plain_merge
-from subtok.pretokenizers.byte_level import bytes_to_text
 from subtok.pretokenizers.tiktoken_patterns import OTHER_WHITESPACE, PATTERNS, RegexSplit
 
 
@@ -39,7 +39,7 @@ def enc() -> Encoding:
 
 @pytest.fixture(scope="module")
 def sample() -> list[str]:
-    return corpus_sample(200) + HOSTILE_TEXT + long_lines()
+    return tiktoken_sample()
 
 
 # -- the pieces ----------------------------------------------------------------
@@ -192,74 +192,6 @@ def test_from_file_and_explicit_settings(enc):
     assert other.pat_str == PATTERNS["r50k"]
     assert other.encode_ordinary("hello  world") != [] and other.n_vocab == 100256
 
-
-# -- the command line ------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def corpus_file(tmp_path_factory, sample):
-    lines = []
-    for text in sample:  # (high surrogates cannot come from a file)
-        try:
-            lines.append(text.replace("\n", " ").encode("utf-8", "surrogateescape"))
-        except UnicodeEncodeError:
-            pass
-    data = b"\n".join(lines) + b"\n"
-    path = tmp_path_factory.mktemp("tt") / "in.txt"
-    path.write_bytes(data)
-    return path, [line.decode("utf-8", "surrogateescape") for line in data.split(b"\n")[:-1]]
-
-
-def test_cli_ids_equal_tiktoken_and_threads_change_nothing(corpus_file, oracle, tmp_path):
-    path, lines = corpus_file
-    expected = "".join(" ".join(map(str, oracle.encode_ordinary(t))) + "\n" for t in lines).encode()
-    one = run_subtok("encode", "--model", str(CL100K_FILE), "--output_format=id", str(path)).stdout
-    assert one == expected
-    out = tmp_path / "ids.txt"
-    run_subtok("encode", "--model", str(CL100K_FILE), "--output_format", "id", "--num_threads", "2",
-               "--output", str(out), str(path))
-    assert out.read_bytes() == expected
-
-
-def test_cli_pieces_and_decode(corpus_file, oracle, tmp_path):
-    path, lines = corpus_file
-    pieces = run_subtok("encode", "--model", str(CL100K_FILE), str(path)).stdout
-    expected = [" ".join(bytes_to_text(b) for b in oracle.decode_tokens_bytes(oracle.encode_ordinary(t)))
-                for t in lines]
-    assert pieces.decode("utf-8").split("\n")[:-1] == expected
-    ids = run_subtok("encode", "--model", str(CL100K_FILE), "--output_format=id", str(path)).stdout
-    for source, fmt in ((ids, "id"), (pieces, "piece")):
-        back = run_subtok("decode", "--model", str(CL100K_FILE), "--input_format=" + fmt,
-                          "--num_threads=2", input=source).stdout
-        assert back == b"".join(valid_text(t).encode("utf-8") + b"\n" for t in lines)
-
-
-def test_cli_special_token_ids_decode_to_their_text():
-    out = run_subtok("decode", "--model", str(CL100K_FILE), "--input_format=id",
-                     input=b"15339 100257 1917\n").stdout
-    assert out == b"hello<|endoftext|> world\n"
-
-
-def test_cli_export_vocab(enc):
-    out = run_subtok("export-vocab", "--model", str(CL100K_FILE)).stdout.decode("utf-8")
-    rows = out.split("\n")[:-1]
-    assert len(rows) == len(enc.mergeable_ranks) + len(CL100K_SPECIALS)
-    assert rows[0] == "!\t0" and rows[100255] == "\u0120Conveyor\t100255"
-    assert rows[-1] == "<|endofprompt|>\t100276"
-
-
-def test_cli_pattern_and_special_tokens_flags(tmp_path):
-    copy = tmp_path / "mine.tiktoken"
-    copy.write_bytes(CL100K_FILE.read_bytes() + b"\n")  # another hash: not recognised
-    assert looks_like_tiktoken(copy)
-    proc = run_subtok("encode", "--model", str(copy), check=False, input=b"hi\n")
-    assert proc.returncode != 0 and proc.stdout == b""
-    assert proc.stderr.count(b"\n") == 1 and b"--pattern" in proc.stderr
-    out = run_subtok("encode", "--model", str(copy), "--pattern", "cl100k", "--output_format=id",
-                     input=b"hello world\n").stdout
-    assert out == b"15339 1917\n"
-    out = run_subtok("decode", "--model", str(copy), "--pattern", "cl100k", "--input_format=id",
-                     "--special_tokens", "<|x|>=100300,<|y|>=100301", input=b"100300 15339\n").stdout
-    assert out == b"<|x|>hello\n"
 
 
 # -- bad rank files ----------------------------------------------------------------

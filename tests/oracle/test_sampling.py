@@ -8,163 +8,28 @@
   a chi-square test, with a p-value computed here (no scipy), compares the
   empirical frequencies at a fixed seed;
 * ``sample_encode_and_score`` / ``calculate_entropy`` against the same
-  enumeration; BPE-dropout limits; round trips; the CLI formats, and
-  ``--random_seed`` reproducibility with several worker processes.
+  enumeration; BPE-dropout limits; round trips; per-line seeding with
+  several worker processes. The CLI's formats are tested in
+  tests/cli/test_sampling_cli.py, the statistics in tests/helpers.
 """
 
 from __future__ import annotations
 
 import collections
-import functools
 import math
 import random
-from pathlib import Path
 
 import pytest
 
-from conftest import CORPORA_DIR, MODELS_DIR, needs_corpora, needs_data, run_subtok
-from subtok import EncodeError, SentencePieceProcessor
+from conftest import needs_corpora, needs_data
+from sampling_inputs import BPE_MODELS, UNIGRAM_MODELS, corpus_lines, mixed_lines, oracle, processor
+from sampling_stats import chi_square_p, enumerate_paths, exact_log_probs, path_score
+from subtok import EncodeError
 from subtok.cli.batch import LineEncoder, SampleLineEncoder, map_lines
-from subtok.models.unigram.lattice import EOS, Lattice
+from subtok.models.unigram.lattice import Lattice
 from subtok.models.unigram.sampling import choose_hypothesis, sample_encode_and_score
 
 pytestmark = [needs_data, needs_corpora]
-
-UNIGRAM_MODELS = ["test_model", "hf_test_sentencepiece", "maxtext_c4_unigram32k", "test_ja_model",
-                  "albert_base_v2_spiece", "opus_mt_en_mg_source",
-                  "chinese_llama_human_unigram", "fastai_frwiki_unigram30k"]
-BPE_MODELS = ["hf_test_sentencepiece_bpe", "llama2", "atmt_en_fr_bpe16k", "hashire_merosu_bpe1500"]
-CORPUS_NAMES = ["en", "botchan", "ja", "de", "zh", "ru"]
-
-
-@functools.lru_cache(maxsize=None)
-def processor(name: str) -> SentencePieceProcessor:
-    return SentencePieceProcessor(str(MODELS_DIR / (name + ".model")))
-
-
-@functools.lru_cache(maxsize=None)
-def oracle(spm, name: str):
-    """sentencepiece 0.2.3 (the ``spm`` fixture) with one of the shared models."""
-    return spm.SentencePieceProcessor(model_file=str(MODELS_DIR / (name + ".model")))
-
-
-@functools.lru_cache(maxsize=None)
-def corpus_lines(name: str, count: int, max_chars: int = 300) -> tuple[str, ...]:
-    """``count`` non-empty lines of a corpus (seeded choice), at most ``max_chars`` long."""
-    text = (CORPORA_DIR / (name + ".txt")).read_text(encoding="utf-8", errors="surrogateescape")
-    lines = [line for line in text.split("\n") if line.strip() and len(line) <= max_chars]
-    return tuple(random.Random(name).sample(lines, min(count, len(lines))))
-
-
-def mixed_lines(per_corpus: int) -> list[str]:
-    return [line for name in CORPUS_NAMES for line in corpus_lines(name, per_corpus)]
-
-
-# -- exact distributions by enumeration ----------------------------------------
-def enumerate_paths(lattice: Lattice) -> list[tuple[int, ...]]:
-    """Every BOS→EOS path of the lattice (node indices)."""
-    out: list[tuple[int, ...]] = []
-
-    def walk(pos: int, prefix: tuple[int, ...]) -> None:
-        for node in lattice.starts[pos]:
-            if node == EOS:
-                out.append(prefix)
-            else:
-                walk(pos + lattice.lengths[node], prefix + (node,))
-
-    walk(0, ())
-    return out
-
-
-def exact_log_probs(lattice: Lattice, theta: float,
-                    paths: list[tuple[int, ...]] | None = None) -> dict[tuple[int, ...], float]:
-    """log p(path) with p ∝ exp(θ · Σ score), over ``paths`` (default: all)."""
-    if paths is None:
-        paths = enumerate_paths(lattice)
-    logs = {p: theta * sum(lattice.scores[i] for i in p) for p in paths}
-    top = max(logs.values())
-    log_z = top + math.log(sum(math.exp(v - top) for v in logs.values()))
-    return {p: v - log_z for p, v in logs.items()}
-
-
-def path_score(lattice: Lattice, path) -> float:
-    return sum(lattice.scores[i] for i in path)
-
-
-# -- chi-square without scipy ----------------------------------------------------
-def upper_gamma_q(a: float, x: float) -> float:
-    """Regularized upper incomplete gamma Q(a, x).
-
-    Series for P(a, x) when x < a + 1, else a continued fraction for Q
-    (modified Lentz); both converge fast in their region.
-    """
-    if x <= 0.0:
-        return 1.0
-    log_front = -x + a * math.log(x) - math.lgamma(a)
-    if x < a + 1.0:
-        term = total = 1.0 / a
-        denom = a
-        for _ in range(100000):
-            denom += 1.0
-            term *= x / denom
-            total += term
-            if abs(term) < abs(total) * 1e-16:
-                break
-        return max(0.0, 1.0 - total * math.exp(log_front))
-    tiny = 1e-300
-    b = x + 1.0 - a
-    c = 1.0 / tiny
-    d = 1.0 / b
-    h = d
-    for i in range(1, 100000):
-        an = -i * (i - a)
-        b += 2.0
-        d = an * d + b
-        d = tiny if abs(d) < tiny else d
-        c = b + an / c
-        c = tiny if abs(c) < tiny else c
-        d = 1.0 / d
-        step = d * c
-        h *= step
-        if abs(step - 1.0) < 1e-16:
-            break
-    return math.exp(log_front) * h
-
-
-def chi2_sf(statistic: float, dof: int) -> float:
-    """P(X ≥ statistic) for X ~ chi-square with ``dof`` degrees of freedom."""
-    return upper_gamma_q(dof / 2.0, statistic / 2.0)
-
-
-def chi_square_p(counts: collections.Counter, probs: dict, total: int) -> float:
-    """Goodness-of-fit p-value; cells expecting < 5 draws are pooled."""
-    assert set(counts) <= set(probs), "sampled outside the support: %r" % (set(counts) - set(probs))
-    cells, pooled_o, pooled_e = [], 0, 0.0
-    for key, p in probs.items():
-        expected, observed = total * p, counts.get(key, 0)
-        if expected < 5.0:
-            pooled_o += observed
-            pooled_e += expected
-        else:
-            cells.append([observed, expected])
-    if pooled_e > 0.0:
-        if pooled_e < 5.0 and cells:
-            smallest = min(cells, key=lambda cell: cell[1])
-            smallest[0] += pooled_o
-            smallest[1] += pooled_e
-        else:
-            cells.append([pooled_o, pooled_e])
-    assert len(cells) >= 2
-    statistic = sum((o - e) ** 2 / e for o, e in cells)
-    return chi2_sf(statistic, len(cells) - 1)
-
-
-def test_chi2_sf_known_values():
-    # 95 % critical values of the chi-square distribution, and exact cases.
-    for critical, dof in [(3.841459, 1), (5.991465, 2), (18.307038, 10), (124.342113, 100)]:
-        assert chi2_sf(critical, dof) == pytest.approx(0.05, abs=1e-5)
-    assert chi2_sf(2.0, 2) == pytest.approx(math.exp(-1.0), rel=1e-12)
-    assert chi2_sf(10.0, 1) == pytest.approx(math.erfc(math.sqrt(5.0)), rel=1e-9)
 
 
 # -- n-best against the oracle ------------------------------------------------------
@@ -503,7 +368,7 @@ def test_errors_match_sentencepiece(name, spm):
             sp.calculate_entropy("x", 0.1)
 
 
-# -- batch and CLI ------------------------------------------------------------------------------------
+# -- batch ------------------------------------------------------------------------------------
 def test_per_line_seeding_independent_of_workers_and_chunks():
     sp = processor("test_model")
     lines = [line.encode("utf-8", "surrogateescape") for line in mixed_lines(4)]
@@ -517,100 +382,3 @@ def test_per_line_seeding_independent_of_workers_and_chunks():
     assert not getattr(LineEncoder, "numbered", False)
 
 
-@pytest.fixture(scope="module")
-def cli_input(tmp_path_factory) -> tuple[Path, list[str]]:
-    lines = [line for line in mixed_lines(3) if "\r" not in line] + ["", "New York"]
-    path = tmp_path_factory.mktemp("sampling") / "input.txt"
-    path.write_bytes("".join(line + "\n" for line in lines).encode("utf-8", "surrogateescape"))
-    return path, lines
-
-
-def test_cli_nbest_formats(cli_input, spm):
-    path, lines = cli_input
-    model = str(MODELS_DIR / "test_model.model")
-    ref = oracle(spm, "test_model")
-    pieces = run_subtok("encode", "--model", model, "--output_format=nbest_piece",
-                        "--nbest_size=4", str(path)).stdout.decode("utf-8").split("\n")
-    ids = run_subtok("encode", "--model", model, "--output-format", "nbest_id", "--nbest-size",
-                     "4", str(path)).stdout.decode().split("\n")
-    expected_pieces = [" ".join(h) for line in lines
-                       for h in ref.nbest_encode(line, nbest_size=4, out_type=str)]
-    expected_ids = [" ".join(map(str, h)) for line in lines
-                    for h in ref.nbest_encode(line, nbest_size=4)]
-    assert pieces == expected_pieces + [""]
-    assert ids == expected_ids + [""]
-
-
-def test_cli_sample_formats_and_seed(cli_input):
-    path, lines = cli_input
-    model = str(MODELS_DIR / "test_model.model")
-    sp = processor("test_model")
-    expected = [sp.decode(sp.encode(line, out_type=str)) for line in lines]
-    base = ["--model", model, "--output_format=sample_piece", "--random_seed=7"]
-    one = run_subtok("encode", *base, "--nbest_size=-1", "--alpha=0.2", str(path)).stdout
-    two = run_subtok("encode", *base, "--nbest_size=-1", "--alpha=0.2", "--num_threads=2",
-                     str(path)).stdout
-    assert one == two
-    rows = one.decode("utf-8").split("\n")[:-1]
-    assert len(rows) == len(lines)
-    assert [sp.decode([p for p in row.split(" ") if p]) for row in rows] == expected
-    assert rows != [" ".join(sp.encode(line, out_type=str)) for line in lines]
-    # Default n-best sampling (nbest_size 10, alpha 0.5): ids and pieces drawn from the
-    # same per-line generators agree; extra options apply.
-    default = ["--model", model, "--random_seed=7", "--extra_options=bos:eos"]
-    ids = run_subtok("encode", *default, "--output_format=sample_id", str(path)).stdout
-    pieces = run_subtok("encode", *default, "--output_format=sample_piece", str(path)).stdout
-    id_rows = ids.decode().split("\n")[:-1]
-    piece_rows = pieces.decode("utf-8").split("\n")[:-1]
-    assert len(id_rows) == len(piece_rows) == len(lines)
-    for id_row, piece_row, text in zip(id_rows, piece_rows, expected):
-        values = [int(v) for v in id_row.split()]
-        row_pieces = piece_row.split(" ")
-        assert values[0] == sp.bos_id() and values[-1] == sp.eos_id()
-        assert values == [sp.piece_to_id(p) for p in row_pieces]
-        assert sp.decode(row_pieces[1:-1]) == text
-    # BPE: alpha 0 is deterministic encoding.
-    bpe = str(MODELS_DIR / "hf_test_sentencepiece_bpe.model")
-    assert (run_subtok("encode", "--model", bpe, "--output_format=sample_piece", "--alpha=0",
-                       str(path)).stdout
-            == run_subtok("encode", "--model", bpe, str(path)).stdout)
-
-
-def test_cli_sampling_errors(cli_input):
-    path, _ = cli_input
-    char = str(MODELS_DIR / "ewondo_char_nfkc_cf.model")
-    failed = run_subtok("encode", "--model", char, "--output_format=sample_piece", str(path),
-                        check=False)
-    assert failed.returncode != 0
-    assert b"SampleEncode is not available for the current model." in failed.stderr
-    failed = run_subtok("encode", "--model", str(MODELS_DIR / "test_model.model"),
-                        "--output_format=nbest_id", "--nbest_size=513", str(path), check=False)
-    assert failed.returncode != 0 and b"nbest_size must be nbest_size <= 512" in failed.stderr
-
-
-def test_cli_proto_formats_check_options_and_write_nothing(cli_input, tmp_path):
-    """spm_encode accepts proto, sample_proto and nbest_proto but writes no
-    output for them (src/spm_encode_main.cc: their ``process`` only calls
-    Encode / SampleEncode / NBestEncode). Their options are checked as for
-    piece, sample_piece and nbest_piece."""
-    path, _ = cli_input
-    model = str(MODELS_DIR / "test_model.model")
-    for output_format in ("proto", "sample_proto", "nbest_proto"):
-        out = tmp_path / (output_format + ".txt")
-        done = run_subtok("encode", "--model", model, "--output_format=" + output_format,
-                          "--output", str(out), str(path))
-        assert out.read_bytes() == b"" and done.stdout == b"" and done.stderr == b""
-    char = str(MODELS_DIR / "ewondo_char_nfkc_cf.model")
-    failed = run_subtok("encode", "--model", char, "--output_format=sample_proto", str(path),
-                        check=False)
-    assert failed.returncode != 0
-    assert b"SampleEncode is not available for the current model." in failed.stderr
-    failed = run_subtok("encode", "--model", model, "--output_format=nbest_proto",
-                        "--nbest_size=513", str(path), check=False)
-    assert failed.returncode != 0 and b"nbest_size must be nbest_size <= 512" in failed.stderr
-    failed = run_subtok("encode", "--model", model, "--output_format=proto",
-                        "--extra_options=bos:nonsense", str(path), check=False)
-    assert failed.returncode != 0 and b'option "nonsense" is not available.' in failed.stderr
-    missing = run_subtok("encode", "--model", model, "--output_format=proto",
-                         str(tmp_path / "absent.txt"), check=False)
-    assert missing.returncode != 0 and b"absent.txt" in missing.stderr

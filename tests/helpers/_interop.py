@@ -79,3 +79,9 @@ HOSTILE_TEXT: list[str] = [line.decode("utf-8", "surrogateescape") for line in H
     "a\tb  c   d\u00a0e\u3000f", "   ", "1234567890 12345 3.14159", "\u0000\u0001 nul",
     "\x1c\x1d\x1e\x1f separators", "trailing space ", " leading space", "\u2028\u2029",
 ]
+
+
+def tiktoken_sample() -> list[str]:
+    """The text the tiktoken tests encode: corpus lines, hostile text and
+    100 KB lines."""
+    return corpus_sample(200) + HOSTILE_TEXT + long_lines()

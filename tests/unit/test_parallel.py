@@ -308,7 +308,7 @@ def test_workers_end_when_their_parent_is_killed():
     import sys
     from pathlib import Path
     parent = subprocess.Popen([sys.executable, "-c", _ORPHAN_SCRIPT], stdout=subprocess.PIPE,
-                              cwd=Path(__file__).resolve().parents[1])
+                              cwd=Path(__file__).resolve().parents[2])
     pids = [int(pid) for pid in parent.stdout.readline().split()]
     assert len(pids) == 2
     parent.kill()

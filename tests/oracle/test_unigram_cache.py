@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from conftest import CORPORA_DIR, MODELS_DIR, corpus_paths, needs_corpora, needs_data
 from subtok import SentencePieceProcessor
 from subtok.models.unigram.lattice import encode_optimized
-from test_tiny_models import META, N, S, lines_of, make
+from tiny_models import META, N, S, lines_of, make
 
 
 TIE_PRONE = ["-" * 5000, "\u2026" * 700, ("ab " * 3000).strip(), "=-" * 2000,

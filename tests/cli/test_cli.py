@@ -1,16 +1,11 @@
-"""The command line: flag spellings, streams, extra options, errors."""
+"""The command line: flag spellings, streams, extra options, errors (the
+worker protocol underneath is tested in tests/unit/test_workers.py)."""
 
 from __future__ import annotations
 
-import os
-import time
-
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from conftest import CORPORA_DIR, MODELS_DIR, needs_data, run_subtok, sample_lines
-from subtok.cli.batch import PerLine
 
 pytestmark = needs_data
 
@@ -153,64 +148,6 @@ def test_failed_run_leaves_no_output_file(tmp_path):
     assert proc.returncode != 0 and "cannot write output file" in proc.stderr.decode()
 
 
-@settings(max_examples=25, deadline=None)
-@given(texts=st.lists(st.text(max_size=40), min_size=1, max_size=6))
-def test_batch_equals_map_and_round_trip_matches_oracle(spm, texts):
-    for path in (LLAMA, MAXTEXT, str(MODELS_DIR / "ewondo_char_nfkc_cf.model")):
-        sp = spm.SentencePieceProcessor(model_file=path)
-        mine = _processor(path)
-        batch = mine.encode(texts)
-        assert batch == [mine.encode(t) for t in texts]
-        for text, ids in zip(texts, batch):
-            ref_ids = sp.encode(text)
-            assert ids == ref_ids, text
-            assert mine.decode(ids) == sp.decode(ref_ids)
-
-
-_CACHE: dict = {}
-
-
-def _processor(path):
-    import subtok
-    if path not in _CACHE:
-        _CACHE[path] = subtok.SentencePieceProcessor(path)
-    return _CACHE[path]
-
-
-@settings(max_examples=8, deadline=None)
-@given(lines=st.lists(st.text(max_size=30).map(lambda s: s.replace("\n", " ").encode("utf-8")),
-                      min_size=10, max_size=40))
-def test_worker_processes_give_the_same_lines(lines):
-    """map_lines with 2 workers (tiny chunks, so workers really run) == 1."""
-    from subtok.cli.batch import LineEncoder, map_lines
-    for path in (MAXTEXT, LLAMA):
-        encoder = LineEncoder(_processor(path), "id")
-        one = list(map_lines(encoder, lines, 1, chunk_size=2))
-        two = list(map_lines(encoder, lines, 2, chunk_size=2))
-        assert two == one and len(one) == len(lines)
-
-
-@settings(max_examples=200, deadline=None)
-@given(data=st.lists(st.sampled_from([b"a", b"\n", b"\r", b"bc", b"\xe3\x81", b"\x82", b" "]),
-                     max_size=30).map(b"".join),
-       size=st.integers(1, 8))
-def test_blocks_hold_exactly_the_lines(tmp_path_factory, data, size):
-    """read_blocks cuts the input into blocks of whole lines whatever the
-    read size; split back, they are read_lines' lines. A block's encoding
-    is the lines' encodings, each followed by a newline, and an error
-    names the line (counted across blocks) it is about."""
-    from subtok.cli.batch import LineEncoder
-    from subtok.cli.streams import read_blocks, read_lines
-    path = tmp_path_factory.mktemp("blocks") / "in.txt"
-    path.write_bytes(data)
-    blocks = list(read_blocks([str(path)], size))
-    lines = list(read_lines([str(path)]))
-    assert [line for block in blocks for line in block.split(b"\n")] == lines
-    encoder = LineEncoder(_processor(MAXTEXT), "piece")
-    for block in blocks:
-        assert encoder.block(block) == b"".join(encoder(line) + b"\n" for line in block.split(b"\n"))
-
-
 def test_decode_error_names_the_line_across_blocks(tmp_path):
     model = str(MODELS_DIR / "maxtext_c4_unigram32k.model")
     text = b"".join(b"%d %d\n" % (i, i + 1) for i in range(5000)) + b"1 99999999\n"
@@ -232,102 +169,6 @@ def test_an_error_in_a_worker_names_its_line_and_leaves_no_output(tmp_path):
     assert result.returncode != 0
     assert result.stderr.count(b"\n") == 1 and b"line 60001" in result.stderr
     assert not out.exists() and list(tmp_path.iterdir()) == [ids]
-
-
-class _DiesOnSomeLines(PerLine):
-    """A worker function that ends its process on a line "die"."""
-
-    def __call__(self, line: bytes, number: int = 1) -> bytes:
-        if line == b"die":
-            os._exit(3)
-        return line.upper()
-
-
-def test_a_worker_that_dies_is_reported_not_waited_for():
-    from subtok.cli.batch import map_blocks
-    from subtok.errors import SubtokError
-    blocks = [b"a\nb", b"c", b"d\ndie", b"e"]
-    assert list(map_blocks(_DiesOnSomeLines(), blocks[:2], 2)) == [b"A\nB\n", b"C\n"]
-    with pytest.raises(SubtokError, match="worker process stopped"):
-        list(map_blocks(_DiesOnSomeLines(), blocks, 2))
-
-
-class _Doubles(PerLine):
-    """Each line twice, and the job's input as news: results and news
-    many times a pipe's capacity."""
-
-    def __init__(self) -> None:
-        self.learned = 0
-        self.last = b""
-
-    def __call__(self, line: bytes, number: int = 1) -> bytes:
-        return line + line
-
-    def block(self, block: bytes, first_line: int = 1) -> bytes:
-        self.last = block
-        return super().block(block, first_line)
-
-    def news(self):
-        return self.last
-
-    def learn(self, news) -> None:
-        self.learned += len(news)
-
-
-def test_messages_larger_than_a_pipe_go_through_whole():
-    """Jobs, results and news of megabytes, more in flight than any pipe
-    holds: the parent writes what fits and reads while it waits, so no
-    side waits on the other forever, and every byte arrives in order."""
-    from subtok.cli.batch import map_blocks
-    blocks = [(b"%d" % k) * (300_000 + 7919 * k) + b"\nx" for k in range(12)]
-    expected = [line + line + b"\n" + b"xx\n" for line in (b.split(b"\n")[0] for b in blocks)]
-    # (The first block may come back in two: see batch._small_first.)
-    assert b"".join(map_blocks(_Doubles(), blocks, 2)) == b"".join(expected)
-
-
-def test_without_fork_the_jobs_are_done_in_this_process(monkeypatch):
-    """Where the system cannot fork, --num_threads gives the same output
-    from one process."""
-    import multiprocessing
-    from subtok.cli.batch import map_blocks
-    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
-
-    def no_process(*args, **kwargs):
-        raise AssertionError("a process was started")
-
-    monkeypatch.setattr(multiprocessing, "get_context", no_process)
-    blocks = [b"a\nb", b"c", b"d"]
-    assert list(map_blocks(_Doubles(), blocks, 2)) == [b"aa\nbb\n", b"cc\n", b"dd\n"]
-
-
-class _CountsNews(PerLine):
-    """Each line's output: how many news items its worker has taken in;
-    each job's news is its input."""
-
-    def __init__(self) -> None:
-        self.learned: list = []
-        self.last = b""
-
-    def block(self, block: bytes, first_line: int = 1) -> bytes:
-        time.sleep(0.02)  # let the other worker's news come in
-        self.last = block
-        return b"%d\n" % len(self.learned)
-
-    def news(self):
-        return self.last
-
-    def learn(self, news) -> None:
-        self.learned.append(news)
-
-
-def test_workers_pass_their_news_to_each_other():
-    from subtok.cli.batch import map_blocks
-    blocks = [b"%d" % k for k in range(40)]
-    taken = [int(out) for out in map_blocks(_CountsNews(), blocks, 2)]
-    assert len(taken) == 40
-    # Each worker takes in the other's news (never its own) as it goes:
-    # the counts grow, up to about the 20 jobs the other worker did.
-    assert 5 < max(taken) < 40
 
 
 @pytest.mark.parametrize("threads", ["1", "2"])

@@ -1,0 +1,61 @@
+"""Training plumbing on its own, no oracle: the meta-piece layout, word
+splitting, piece validity, CSV options, the Mersenne twister and option
+errors (subtok.training)."""
+
+from __future__ import annotations
+
+import pytest
+
+import subtok
+from subtok.training.corpus import MT19937, build_meta, split_into_words
+from subtok.training.spec import TrainerOptions, split_csv
+from subtok.training.validity import PieceValidator
+
+
+def test_meta_piece_layout():
+    options = TrainerOptions.from_kwargs(user_defined_symbols="<a>,<b>,<pad>", control_symbols="<c>",
+                                         pad_id=5, bos_id=-1, byte_fallback=True, vocab_size=300)
+    meta = build_meta(options)
+    assert meta[:7] == [(0, "<unk>", 2), (1, "<c>", 3), (2, "</s>", 3), (3, "<a>", 4),
+                        (4, "<b>", 4), (5, "<pad>", 4), (6, "<0x00>", 6)]
+    assert meta[-1] == (261, "<0xFF>", 6)
+
+
+def test_split_into_words():
+    s = "\u2581"
+    text = "%sab%s%s%scd%s" % (s, s, s, s, s)
+    assert split_into_words(text) == [s + "ab", s, s, s + "cd", s]
+    assert split_into_words(text, False, True) == [s + "ab", s * 3 + "cd", s]
+    assert split_into_words("ab%scd%s%s" % (s, s, s), True) == ["ab" + s, "cd" + s, s]
+    assert split_into_words("ab%s%scd" % (s, s), True, True) == ["ab" + s * 2, "cd"]
+    assert split_into_words("") == []
+
+
+def test_piece_validity():
+    v = PieceValidator(TrainerOptions())
+    assert [v.is_valid(p) for p in ["\u2581a", "a\u2581", "a1", "1,", "\u3042\u30a2\u6f22",
+                                    "e\u0301", "\u2585", "a b", "x" * 17]] == \
+        [True, False, False, True, True, True, False, False, False]
+    v = PieceValidator(TrainerOptions(split_by_number=False, split_digits=True))
+    assert v.is_valid("1") and not v.is_valid("a1")
+    v = PieceValidator(TrainerOptions(split_by_number=False))
+    assert v.is_valid("a1b")
+    v = PieceValidator(TrainerOptions(split_by_whitespace=False))
+    assert v.is_valid("a\u2581b") and not v.is_valid("ab\u2581")
+    v = PieceValidator(TrainerOptions(allow_whitespace_only_pieces=True))
+    assert v.is_valid("\u2581\u2581") and not v.is_valid("a\u2581\u2581")
+
+
+def test_csv_and_mt19937():
+    assert split_csv('a,"b,c",d""e,"f""g",') == ["a", "b,c", 'd""e', 'f"g']
+    rng = MT19937(5489)  # std::mt19937's default seed
+    assert rng.next32() == 3499211612
+
+
+def test_option_errors():
+    with pytest.raises(subtok.TrainerError, match="unknown option"):
+        TrainerOptions.from_kwargs(vocab_sizes=5)
+    with pytest.raises(subtok.TrainerError, match="character_coverage"):
+        TrainerOptions.from_kwargs(character_coverage="0.5").validate()
+    with pytest.raises(subtok.TrainerError, match="use_all_vocab=true is valid for WORD/CHAR"):
+        TrainerOptions.from_kwargs(use_all_vocab="true", model_type="bpe").validate()
