@@ -107,8 +107,8 @@ def run() -> None:
     """The console script (and ``python -m subtok``): the tool, then, once
     it succeeded and its output is flushed, an exit that skips tearing the
     interpreter down. Freeing the caches of a long encode object by object
-    took about 0.11 s after a 35 MB encode, work whose only effect is
-    memory the exit returns anyway. Errors take the usual exit."""
+    is work whose only effect is memory the exit returns anyway
+    (docs/performance.md has what it cost). Errors take the usual exit."""
     main(prog_name="subtok")
     try:
         sys.stdout.flush()

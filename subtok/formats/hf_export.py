@@ -2,8 +2,8 @@
 
 Export builds a tokenizer.json under which ``tokenizers`` encodes and
 decodes as sentencepiece 0.2.3 does with the model, as far as its
-components can say it (the recipe is in the design doc
-``hf-tiktoken-reference.md`` §2; every step below names what it mirrors):
+components can say it (every step below names the sentencepiece or
+``tokenizers`` function it mirrors; docs/export.md lists what cannot be said):
 
 * normalizer: the stored charsmap (``Precompiled``), then SentencePiece's
   whitespace rules (``normalizer.cc: Normalizer::Normalize``) as

@@ -214,8 +214,8 @@ _LENGTH_OF_LEAD = [_char_length(lead) for lead in range(256)]
 class CharsMap:
     """Longest-match rule lookups directly on the stored double array.
 
-    Decoding every rule of a 225k-rule charsmap into a dict costs about
-    0.3 s per model load; encoding only ever looks rules up next to the few
+    Decoding every rule of a large charsmap into a dict is slow at load
+    (docs/performance.md); encoding only ever looks rules up next to the few
     characters a rule can touch. So at load time we only find those
     *trigger* characters (one walk over the trie's nodes, each visited
     once: darts-clone shares suffixes, so the trie is a small DAG), and

@@ -9,7 +9,7 @@ The steps mirror ``spm_train``:
 2. corpus: :func:`~subtok.training.corpus.load_corpus` (meta pieces,
    sentences, alphabet);
 3. the model type's trainer (:mod:`subtok.training`) returns NORMAL pieces;
-4. serialize (§6.9): meta pieces at their ids, trained pieces in the other
+4. serialize (``TrainerInterface::Serialize``): meta pieces at their ids, trained pieces in the other
    slots in order; with ``hard_vocab_limit`` (and not CHAR) the size must
    be exactly ``vocab_size``, otherwise vocab_size becomes the real size;
 5. both files are written atomically: on any failure neither is left
@@ -91,7 +91,7 @@ def assemble(by_id: dict[int, tuple[str, int]], trained: list[tuple[str, float]]
              vocab_size: int) -> tuple[list[str], list[float], list[int]]:
     """Meta pieces at their ids (``by_id``: id -> (piece, type), from
     :meth:`~subtok.training.corpus.Corpus.meta_by_id`), trained pieces in
-    the free slots (§6.9)."""
+    the free slots (``TrainerInterface::Serialize``)."""
     pieces: list[str] = []
     scores: list[float] = []
     types: list[int] = []

@@ -1,6 +1,7 @@
 """Loading a training corpus: sentencepiece's ``LoadSentences`` and friends.
 
-Phases (§6.2, §6.3 of the reference), each a short function below:
+Phases (``TrainerInterface::InitMetaPieces`` and ``LoadSentences``), each a
+short function below:
 
 1. :func:`build_meta` places the meta pieces (unk/bos/eos/pad, control and
    user-defined symbols, byte pieces) at their ids.
@@ -124,7 +125,7 @@ class Corpus:
     #: (normalized sentence, frequency); "▁" for spaces, U+2585 for every
     #: character outside the alphabet and every meta-piece occurrence.
     sentences: list[tuple[str, int]]
-    #: alphabet character -> count (§6.3 step 7), in sentencepiece's Sorted
+    #: alphabet character -> count (``LoadSentences``' required_chars_), in Sorted
     #: order: count desc, then code point asc.
     alphabet: dict[str, int]
     #: meta pieces (piece, PieceType) in id order; their ids in ``meta_ids``.
@@ -152,7 +153,7 @@ def sorted_items(items):
 
 
 def build_meta(options: TrainerOptions) -> list[tuple[int, str, int]]:
-    """(id, piece, type) of every meta piece, sorted by id (§6.2)."""
+    """(id, piece, type) of every meta piece, sorted by id (``TrainerInterface::InitMetaPieces``)."""
     vocab_size = options.vocab_size
     placed: dict[int, tuple[str, int]] = {}
     has_unk = False
@@ -252,7 +253,7 @@ INT64_MAX = (1 << 63) - 1
 
 def read_sentences(options: TrainerOptions, progress: Progress,
                    lines: Iterable | None = None) -> Iterator[tuple[str, int]]:
-    """Stream (raw sentence, freq), applying the per-line filters of §6.3."""
+    """Stream (raw sentence, freq), applying ``LoadSentences``' per-line filters."""
     tsv = options.input_format == "tsv"
     max_len = options.max_sentence_length
     too_long = 0
@@ -350,7 +351,7 @@ def select(sentences: Iterable[tuple[str, int]], options: TrainerOptions) -> lis
 
 
 def make_normalizer(options: TrainerOptions) -> Normalizer:
-    """The normalizer the model will use, minus the user-defined matcher (§2.7)."""
+    """The normalizer the model will use, minus the user-defined matcher (``Normalizer::SetPrefixMatcher``)."""
     _, rules = options.rules()
     return Normalizer(rules, add_dummy_prefix=options.add_dummy_prefix,
                       remove_extra_whitespaces=options.remove_extra_whitespaces,
@@ -613,7 +614,7 @@ def sorted_by_count(counts: dict[str, int]) -> list[tuple[str, int]]:
 
 def load_corpus(options: TrainerOptions, progress: Progress | None = None,
                 lines: Iterable | None = None) -> Corpus:
-    """Read, select, normalize and mask the training sentences (§6.2–6.3).
+    """Read, select, normalize and mask the training sentences (``LoadSentences``).
 
     ``lines`` (an iterable of str or bytes) replaces ``options.input``.
     Only unigram keeps ``Corpus.sentences``; for the other model types only
@@ -777,7 +778,7 @@ def count_words(sentences: Iterable[tuple[str, int]], treat_whitespace_as_suffix
 
 
 def words_with_counts(corpus: Corpus, options: TrainerOptions) -> list[tuple[str, int]]:
-    """``SplitSentencesByWhitespace`` with the trainer's whitespace flags (§6.3)."""
+    """``SplitSentencesByWhitespace`` with the trainer's whitespace flags."""
     return count_words(corpus.sentences, options.treat_whitespace_as_suffix,
                        options.allow_whitespace_only_pieces)
 

@@ -1,7 +1,7 @@
 """Training options: one dataclass mirroring spm_train's flags and the proto.
 
 Every field of :class:`TrainerOptions` is named after the spm_train flag
-(§7.1 of the reference), which is also the TrainerSpec / NormalizerSpec
+(``spm_train_main.cc``), which is also the TrainerSpec / NormalizerSpec
 field it fills, with the same type and default. The few extras are
 spm_train flags that are not proto fields (``*_file``,
 ``normalization_rule_name``, ``denormalization_rule_tsv``, ``random_seed``,
@@ -59,7 +59,7 @@ PIECE_SHAPE = ("max_sentencepiece_length", "split_by_unicode_script", "split_by_
 
 @dataclass
 class TrainerOptions:
-    """All options of ``spm_train`` (names, types and defaults as in §7.1)."""
+    """All options of ``spm_train`` (names, types and defaults as spm_train's)."""
 
     # -- input / output ------------------------------------------------------
     input: list[str] = field(default_factory=list)

@@ -149,8 +149,8 @@ class UnigramModel(Model):
         magnitude = 0.0
         end = len(text)
         # The path backwards, as in _best_path, but turned into output on
-        # the way: calling _best_path and mapping its ids instead cost
-        # 0.29 G instructions (1.3%) more over a cold gutenberg encode.
+        # the way: calling _best_path and mapping its ids costs more
+        # (docs/performance.md).
         while end:
             if best[end] - second[end] < gap:
                 gap = best[end] - second[end]
@@ -310,8 +310,7 @@ class UnigramModel(Model):
         (the exact score where the run starts, plus the magnitudes since)
         is reused without the exact score, which only the next word that
         is not robust at its bound needs; the run's scores are then added
-        up in one loop. (Word by word, the long lines of gutenberg that
-        need this took 6% of its encode.)
+        up in one loop (word by word costs more: docs/performance.md).
         """
         out: list[tuple[str, int]] = []
         acc = 0.0

@@ -1,6 +1,7 @@
 """Unigram language-model trainer (sentencepiece's ``unigram_model_trainer``).
 
-Phases, each a function below (§6.5 and §6.11 of the reference):
+Phases, each a function below (``unigram_model_trainer.cc``: ``MakeSeedSentencePieces``,
+``RunEStep``/``RunMStep``, ``PruneSentencePieces``, ``FinalizeSentencePieces``):
 
 1. :func:`make_seed_pieces`: every character, then the frequent substrings
    (occurring at least twice, right-maximal, valid pieces) scored
@@ -293,7 +294,8 @@ class _ValidityClasses:
 
     Whether a string is a valid piece depends on its length and, for each
     character, only on: being "▁", being forbidden (U+2585, NUL, TAB,
-    space, surrogate), its script and being a digit (§6.4). Every character
+    space, surrogate), its script and being a digit
+    (``TrainerInterface::IsValidSentencePiece``). Every character
     is replaced by the first character seen with the same properties, and
     the validator is asked once per distinct pattern.
     """
