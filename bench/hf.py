@@ -111,6 +111,7 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=0, help="only the first N lines (0 = all)")
     parser.add_argument("--tokenizers", default=",".join(DEFAULT))
     args = parser.parse_args()
+    os.chdir(ROOT)  # ``python -m subtok`` runs this checkout, wherever the bench was started
     corpus, raw = read_corpus(CORPUS, args.lines)
     lines = [line.decode("utf-8", "replace") for line in raw]
     print("corpus: %s (%d lines, %.1f MB); load average %s"
