@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -45,9 +46,9 @@ tok = tokenizers.Tokenizer.from_file(sys.argv[1])
 lines = open(sys.argv[2], "rb").read().decode("utf-8", "replace").split("\\n")
 if lines and lines[-1] == "":
     lines.pop()
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 tok.encode_batch(lines)
-print(time.perf_counter() - start)
+print(time.perf_counter() - start, time.process_time() - cpu)
 """
 
 _LOAD = """
@@ -63,32 +64,46 @@ print(time.perf_counter() - start)
 """
 
 
-def loop_time(path: Path, lines: list[str]) -> float:
-    """tokenizers' ``encode``, line by line, in this process."""
+def loop_time(path: Path, lines: list[str]) -> tuple[float, float]:
+    """(wall, cpu) of tokenizers' ``encode``, line by line, in this process."""
     import tokenizers
     tok = tokenizers.Tokenizer.from_file(str(path))
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for line in lines:
         tok.encode(line)
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.process_time() - cpu
 
 
-def batch_time(path: Path, corpus: Path, threads: int) -> float:
-    """tokenizers' ``encode_batch`` on ``threads`` threads (encoding only)."""
+def batch_time(path: Path, corpus: Path, threads: int) -> tuple[float, float]:
+    """(wall, cpu) of tokenizers' ``encode_batch`` on ``threads`` threads
+    (encoding only)."""
     env = dict(os.environ, RAYON_NUM_THREADS=str(threads), TOKENIZERS_PARALLELISM="true")
     out = subprocess.run([sys.executable, "-c", _BATCH, str(path), str(corpus)], env=env,
                          check=True, capture_output=True, text=True).stdout
-    return float(out)
+    wall, cpu = map(float, out.split())
+    return wall, cpu
 
 
-def subtok_time(path: Path, corpus: Path, threads: int) -> float:
-    """Wall time of the real CLI, its input and model read once before."""
+def subtok_time(path: Path, corpus: Path, threads: int) -> tuple[float, float]:
+    """(wall, cpu of its process tree) of the real CLI, its input and model
+    read once before. On a loaded machine the CPU times compare better."""
     corpus.read_bytes()
     path.read_bytes()
     with tempfile.TemporaryDirectory() as tmp:
-        return timed([sys.executable, "-m", "subtok", "encode", "--model", str(path),
+        cpu = _children_cpu()
+        wall = timed([sys.executable, "-m", "subtok", "encode", "--model", str(path),
                       "--output_format=id", "--num_threads", str(threads), "--output",
                       str(Path(tmp) / "out.txt"), str(corpus)], "subtok encode")
+        return wall, _children_cpu() - cpu
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _shown(times: tuple[float, float]) -> str:
+    return "%6.2fs (cpu %5.2fs)" % times
 
 
 def load_time(path: Path, which: str) -> float:
@@ -111,6 +126,7 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=0, help="only the first N lines (0 = all)")
     parser.add_argument("--tokenizers", default=",".join(DEFAULT))
     args = parser.parse_args()
+    os.chdir(ROOT)  # ``python -m subtok`` runs this checkout, wherever the bench was started
     corpus, raw = read_corpus(CORPUS, args.lines)
     lines = [line.decode("utf-8", "replace") for line in raw]
     print("corpus: %s (%d lines, %.1f MB); load average %s"
@@ -123,10 +139,12 @@ def main() -> None:
         one = subtok_time(path, corpus, 1)
         batch2 = batch_time(path, corpus, 2)
         two = subtok_time(path, corpus, 2)
-        print("%-18s 1 core: subtok %6.2fs | tokenizers loop %6.2fs (%.2fx) batch %6.2fs (%.2fx)"
-              " || 2 cores: subtok %6.2fs | tokenizers batch %6.2fs (%.2fx)   [target <= 1.0x]"
-              % (name, one, loop, one / loop, batch1, one / batch1, two, batch2, two / batch2),
-              flush=True)
+        print("%-18s 1 core: subtok %s | tokenizers loop %s (%.2fx) batch %s (%.2fx)"
+              " || 2 cores: subtok %s | tokenizers batch %s (%.2fx)   [target <= 1.0x]"
+              % (name, _shown(one), _shown(loop), one[0] / loop[0], _shown(batch1),
+                 one[0] / batch1[0], _shown(two), _shown(batch2), two[0] / batch2[0]), flush=True)
+        print("%-18s cpu ratios: 1 core vs loop %.2fx, vs batch %.2fx"
+              % (name, one[1] / loop[1], one[1] / batch1[1]), flush=True)
     ours, theirs = load_time(LOAD_FILE, "subtok"), load_time(LOAD_FILE, "tokenizers")
     print("load %s: subtok %.3fs, tokenizers %.3fs   [target <= 0.5s]" % (LOAD_FILE.name, ours, theirs))
     print("load average after: %s" % (os.getloadavg(),))

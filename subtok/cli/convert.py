@@ -26,7 +26,7 @@ import click
 
 from subtok.cli.options import PATTERN_HELP, SPECIAL_TOKENS_HELP, Command, bool_option, option
 from subtok.errors import ModelFileError, SubtokError
-from subtok.formats import hf_json
+from subtok.formats import hf_json, model_kind
 
 OUTPUT_FORMATS = ("json", "model", "tiktoken")
 
@@ -62,20 +62,14 @@ def _format_of(output: str) -> str:
 
 
 def input_kind(path: str) -> str:
-    """What kind of tokenizer file ``path`` holds, by its first bytes."""
-    from subtok.formats.tiktoken import looks_like_tiktoken
+    """What kind of tokenizer file ``path`` holds, by its content
+    (:func:`subtok.formats.model_kind`); an unreadable file is an error."""
     try:
-        with open(path, "rb") as handle:
-            head = handle.read(1 << 12)
+        with open(path, "rb"):
+            pass
     except OSError as exc:
         raise ModelFileError("%s: cannot read the model file: %s." % (path, exc.strerror or exc)) from None
-    if looks_like_tiktoken(path):
-        return "tiktoken"
-    if head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"{":
-        return "tokenizer.json" if isinstance(_read_json(path).get("model"), dict) else "vocab.json"
-    if head[:1] == b"\n":  # ModelProto field 1 (pieces): no text file starts so
-        return "model"
-    return "vocab.txt"
+    return model_kind(path)
 
 
 def _to_json(kind: str, model: str, merges: str | None, lowercase: bool,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from subtok.cli.batch import LineDecoder, map_blocks
-from subtok.cli.options import (PATTERN_HELP, SPECIAL_TOKENS_HELP, Command, bool_option,
-                                for_tiktoken, option)
+from subtok.cli.options import (PATTERN_HELP, SPECIAL_TOKENS_HELP, Command, bert_settings,
+                                bert_vocab_options, bool_option, for_tiktoken, option)
 from subtok.cli.streams import input_paths, read_blocks, write_blocks
 from subtok.errors import SubtokError
 from subtok.formats import load_any
@@ -14,7 +14,8 @@ from subtok.processor import SentencePieceProcessor
 
 
 @click.command(cls=Command)
-@option("model", required=True, help="Model file (.model, or a tokenizer.json).")
+@option("model", required=True, help="Model file: .model, tokenizer.json, tiktoken ranks, BERT "
+        "vocab.txt, GPT-2 vocab.json with merges.txt beside it (told by content).")
 @option("input", multiple=True, help="Input file(s). Default: stdin.")
 @option("output", default=None, help="Output file. Default: stdout.")
 @option("input_format", default="piece", show_default=True, help="piece | id")
@@ -27,9 +28,10 @@ from subtok.processor import SentencePieceProcessor
 @option("minloglevel", type=int, default=0, hidden=True)
 @option("pattern", default=None, help=PATTERN_HELP)
 @option("special_tokens", default=None, help=SPECIAL_TOKENS_HELP)
+@bert_vocab_options
 @click.argument("files", nargs=-1, type=click.Path())
 def decode(model, input, output, input_format, output_format, extra_options, num_threads,
-           skip_special_tokens, minloglevel, pattern, special_tokens, files):
+           skip_special_tokens, minloglevel, pattern, special_tokens, files, **bert_flags):
     """Decode lines of pieces or ids back into text (like spm_decode)."""
     if for_tiktoken(model, pattern, special_tokens):
         from subtok.cli import tiktoken_lines
@@ -40,7 +42,7 @@ def decode(model, input, output, input_format, output_format, extra_options, num
         raise SubtokError("unknown input format: %s (choose piece or id)." % input_format)
     if output_format != "string":
         raise SubtokError("unknown output format: %s (only string is supported)." % output_format)
-    processor = load_any(model)
+    processor = load_any(model, **bert_settings(model, **bert_flags))
     paths = input_paths(input, files)
     if not isinstance(processor, SentencePieceProcessor):
         if extra_options:

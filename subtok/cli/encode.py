@@ -7,8 +7,8 @@ from collections import Counter
 import click
 
 from subtok.cli.batch import LineEncoder, SampleLineEncoder, map_blocks
-from subtok.cli.options import (PATTERN_HELP, SPECIAL_TOKENS_HELP, Command, bool_option,
-                                for_tiktoken, option)
+from subtok.cli.options import (PATTERN_HELP, SPECIAL_TOKENS_HELP, Command, bert_settings,
+                                bert_vocab_options, bool_option, for_tiktoken, option)
 from subtok.cli.streams import check_readable, input_paths, read_blocks, read_lines, write_blocks, write_lines
 from subtok.errors import EncodeError, SubtokError
 from subtok.formats import load_any
@@ -24,7 +24,8 @@ PROTO_FORMATS = {"proto": "piece", "sample_proto": "sample_piece", "nbest_proto"
 
 
 @click.command(cls=Command)
-@option("model", required=True, help="Model file (.model, or a tokenizer.json).")
+@option("model", required=True, help="Model file: .model, tokenizer.json, tiktoken ranks, BERT "
+        "vocab.txt, GPT-2 vocab.json with merges.txt beside it (told by content).")
 @option("input", multiple=True, help="Input file(s); comma-separated or repeated. Default: stdin.")
 @option("output", default=None, help="Output file. Default: stdout.")
 @option("output_format", default="piece", show_default=True,
@@ -47,10 +48,11 @@ PROTO_FORMATS = {"proto": "piece", "sample_proto": "sample_piece", "nbest_proto"
 @option("minloglevel", type=int, default=0, hidden=True)
 @option("pattern", default=None, help=PATTERN_HELP)
 @option("special_tokens", default=None, help=SPECIAL_TOKENS_HELP)
+@bert_vocab_options
 @click.argument("files", nargs=-1, type=click.Path())
 def encode(model, input, output, output_format, extra_options, nbest_size, alpha, random_seed,
            vocabulary, vocabulary_threshold, generate_vocabulary, num_threads, add_special_tokens,
-           minloglevel, pattern, special_tokens, files):
+           minloglevel, pattern, special_tokens, files, **bert_flags):
     """Encode text lines into pieces or ids (like spm_encode)."""
     if for_tiktoken(model, pattern, special_tokens):
         from subtok.cli import tiktoken_lines
@@ -61,7 +63,7 @@ def encode(model, input, output, output_format, extra_options, nbest_size, alpha
     if output_format not in ("piece", "id") + SAMPLING_FORMATS + tuple(PROTO_FORMATS):
         raise EncodeError("unknown output format: %s (choose piece, id, %s, %s)."
                           % (output_format, ", ".join(SAMPLING_FORMATS), ", ".join(PROTO_FORMATS)))
-    processor = load_any(model)
+    processor = load_any(model, **bert_settings(model, **bert_flags))
     if not isinstance(processor, SentencePieceProcessor):
         if extra_options or vocabulary or generate_vocabulary:
             raise EncodeError("--extra_options, --vocabulary and --generate_vocabulary need a "

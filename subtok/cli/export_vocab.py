@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from subtok.cli.options import PATTERN_HELP, SPECIAL_TOKENS_HELP, Command, for_tiktoken, option
+from subtok.cli.options import (PATTERN_HELP, SPECIAL_TOKENS_HELP, Command, bert_settings,
+                                bert_vocab_options, for_tiktoken, option)
 from subtok.cli.streams import open_output
 from subtok.errors import SubtokError
 from subtok.formats import load_any
@@ -13,20 +14,22 @@ from subtok.processor import SentencePieceProcessor
 
 
 @click.command("export-vocab", cls=Command)
-@option("model", required=True, help="Model file (.model, or a tokenizer.json).")
+@option("model", required=True, help="Model file: .model, tokenizer.json, tiktoken ranks, BERT "
+        "vocab.txt, GPT-2 vocab.json with merges.txt beside it (told by content).")
 @option("output", default=None, help="Output file. Default: stdout.")
 @option("output_format", default="vocab", show_default=True,
         help="vocab (piece<TAB>score) | syms (piece<TAB>id)")
 @option("pattern", default=None, help=PATTERN_HELP)
 @option("special_tokens", default=None, help=SPECIAL_TOKENS_HELP)
-def export_vocab(model, output, output_format, pattern, special_tokens):
+@bert_vocab_options
+def export_vocab(model, output, output_format, pattern, special_tokens, **bert_flags):
     """Print the vocabulary of a model (like spm_export_vocab)."""
     if for_tiktoken(model, pattern, special_tokens):
         from subtok.cli import tiktoken_lines
         return tiktoken_lines.export_vocab_command(model, pattern, special_tokens, output)
     if output_format not in ("vocab", "syms"):
         raise SubtokError("unknown output format: %s (choose vocab or syms)." % output_format)
-    processor = load_any(model)
+    processor = load_any(model, **bert_settings(model, **bert_flags))
     if not isinstance(processor, SentencePieceProcessor):
         from subtok.cli.tokenizer_lines import export_vocab as export_tokenizer_vocab
         return export_tokenizer_vocab(processor, output, output_format)

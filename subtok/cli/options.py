@@ -83,3 +83,34 @@ def for_tiktoken(model: str, pattern: str | None, special_tokens: str | None) ->
         raise click.UsageError("--pattern and --special_tokens are for tiktoken rank files; "
                                "%s is not one." % model)
     return False
+
+# -- BERT vocab.txt (see subtok.formats.load_any) -------------------------------
+_BERT_FLAGS = (
+    ("lowercase", "lowercase", "vocab.txt: lowercase the text [default: true, as "
+     "BertWordPieceTokenizer; --lowercase=false for a cased vocabulary]."),
+    ("strip_accents", "strip_accents", "vocab.txt: strip accents [default: as --lowercase]."),
+    ("tokenize_chinese_chars", "handle_chinese_chars",
+     "vocab.txt: put spaces around CJK characters [default: true]."),
+)
+
+
+def bert_vocab_options(command):
+    """The BERT pipeline flags of a vocab.txt model. Their default is None
+    (not given), so that they can be refused with other models."""
+    for flag, _, help in reversed(_BERT_FLAGS):
+        dashed = flag.replace("_", "-")
+        command = click.option("--%s/--no-%s" % (dashed, dashed), flag, default=None,
+                               help=help)(command)
+    return command
+
+
+def bert_settings(model: str, **flags) -> dict:
+    """``load_any``'s BERT keyword arguments from the flags; given with a
+    model that is not a vocab.txt they are an error."""
+    settings = {name: flags[flag] for flag, name, _ in _BERT_FLAGS}
+    if any(value is not None for value in settings.values()):
+        from subtok.formats import model_kind
+        if model_kind(model) != "vocab.txt":
+            raise click.UsageError("--lowercase, --strip_accents and --tokenize_chinese_chars are "
+                                   "for BERT vocab.txt models; %s is not one." % model)
+    return settings

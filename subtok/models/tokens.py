@@ -91,10 +91,12 @@ class VocabModel:
     def encode_words(self, words: list[str]) -> list[WordTokens]:
         """:meth:`encode_word` of each word; when all are cached, one
         C-level pass (the command-line encoder's inner loop)."""
+        cache = self._cache
         try:
-            return list(map(self._cache.__getitem__, words))
+            return list(map(cache.__getitem__, words))
         except KeyError:
-            return list(map(self.encode_word, words))
+            get, encode = cache.get, self.encode_word
+            return [get(word) or encode(word) for word in words]
 
     def segment(self, word: str) -> WordTokens:
         raise NotImplementedError

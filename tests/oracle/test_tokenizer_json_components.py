@@ -311,3 +311,25 @@ def test_stored_truncation_and_padding(truncation, padding):
                        (want.ids, want.tokens, want.offsets, want.type_ids, want.attention_mask,
                         want.special_tokens_mask, want.word_ids)
     assert [e.ids for e in ours.encode_batch(texts)] == [e.ids for e in ref.encode_batch(texts)]
+
+
+@pytest.mark.parametrize("name", ["llama2_chat", "gpt2", "olmo2_dolma2_cl100k", "kogpt2_base_v2"])
+def test_cut_words_merge_as_whole_words(name):
+    """Cutting words at safe places (MergeBPE._safe_cuts, _inner_parts)
+    gives what merging the whole word gives."""
+    import pickle
+
+    from hf_data import INTEROP_DIR, corpus_lines
+    tokenizer = Tokenizer.from_file(INTEROP_DIR / ("%s.tokenizer.json" % name))
+    model = tokenizer.model
+    whole = pickle.loads(pickle.dumps(model))
+    whole._cuttable, whole._cutter = False, None
+    words = set()
+    for line in corpus_lines(25, seed=21):
+        for piece, token_id in tokenizer.added.extract(line, tokenizer.normalizer, track=False):
+            if token_id is None:
+                pre = tokenizer.pre_tokenizer
+                words.update(pre.split(piece.text) if pre is not None else [piece.text])
+    assert model._cuttable and words
+    for word in sorted(words):
+        assert model.encode_word(word) == whole.encode_word(word), word

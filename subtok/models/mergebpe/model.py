@@ -78,8 +78,12 @@ class MergeBPE(VocabModel):
         self.rng = random.Random(seed)
         self.merges = self._merge_table(merges, where)
         self._byte_ids = [vocab.get("<0x%02X>" % b) for b in range(256)]
+        self._cuttable = False
+        self._singles: frozenset[str] = frozenset()
         #: str -> its parts between safe cuts (see _safe_cuts), or None
         self._cutter = self._safe_cuts()
+        #: (pattern, left neighbours) for cuts inside words, made on first need
+        self._inner: tuple[regex.Pattern, dict[str, set[str]]] | None = None
 
     def _safe_cuts(self) -> Callable[[str], list[str]] | None:
         """Where a long word can be cut into parts merged alone, or None.
@@ -100,6 +104,7 @@ class MergeBPE(VocabModel):
         byte_ids = {i for i in self._byte_ids if i is not None}
         if byte_ids and any(a in byte_ids or b in byte_ids for a, b in self.merges):
             return None
+        self._cuttable = True
         self._singles = frozenset(token for token in self.vocab if len(token) == 1)
         for mark in _WORD_MARKS:
             if mark not in self._singles:
@@ -126,6 +131,32 @@ class MergeBPE(VocabModel):
             else:
                 out[-1] += part
         return out
+
+    def _inner_parts(self, word: str) -> list[str]:
+        """A word cut before each non-alphanumeric character (punctuation,
+        word marks) that no token joins to the character before it (the
+        same safety as :meth:`_safe_cuts`): "▁said," merges as "▁said" and
+        "," do, and the cache already knows "▁said"."""
+        if self._inner is None:
+            self._inner = self._inner_cut_table()
+        pattern, left = self._inner
+        singles = self._singles
+        cuts = [i for i in (m.start() for m in pattern.finditer(word, 1))
+                if word[i - 1] not in left[word[i]] and word[i - 1] in singles]
+        if not cuts:
+            return [word]
+        return [word[a:b] for a, b in zip([0] + cuts, cuts + [len(word)])]
+
+    def _inner_cut_table(self) -> tuple[regex.Pattern, dict[str, set[str]]]:
+        """The non-alphanumeric one-character tokens, and for each the
+        characters that precede it inside some token."""
+        left: dict[str, set[str]] = {c: set() for c in self._singles if not c.isalnum()}
+        for token in self.vocab:
+            for before, char in zip(token, token[1:]):
+                if char in left:
+                    left[char].add(before)
+        chars = "".join(map(regex.escape, sorted(left)))
+        return regex.compile("[%s]" % chars if chars else "(?!)"), left
 
     def _merge_table(self, merges: list[tuple[str, str]], where: str) -> dict[Pair, tuple[int, int]]:
         """(left id, right id) -> (rank, merged id). The merged token is the
@@ -188,6 +219,10 @@ class MergeBPE(VocabModel):
         return super().encode_words(words)
 
     def segment(self, word: str) -> WordTokens:
+        if self._cuttable and self.dropout is None and len(word) > 1:
+            parts = self._inner_parts(word)
+            if len(parts) > 1:
+                return _joined(word, super().encode_words(parts), parts)
         if self.ignore_merges:
             whole = self.vocab.get(word)
             if whole is not None:
