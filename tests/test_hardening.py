@@ -637,3 +637,26 @@ def test_a_failed_rename_puts_the_replaced_file_back(tmp_path, monkeypatch):
             model_out.write(b"new model")
     assert (vocab.read_bytes(), model.read_bytes()) == (b"old vocab", b"old model")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.model", "m.vocab"]
+
+
+def test_command_line_bytes_that_are_not_utf8(tmp_path):
+    """A symbol given in bytes that are not UTF-8 is refused before any
+    training (the model's string fields cannot hold it); a file name in such
+    bytes is fine, and the model records it with \\xNN escapes."""
+    corpus = tmp_path / "c.txt"
+    corpus.write_bytes(b"hello world abc\n" * 50)
+    odd = os.fsdecode(bytes(tmp_path) + b"/\xfe.txt")
+    os.rename(corpus, odd)
+    proc = run_subtok("train", "--input", odd, "--model_prefix", str(tmp_path / "m"),
+                      "--vocab_size=20", "--model_type=char", "--user_defined_symbols=a," + os.fsdecode(b"\xff"),
+                      check=False)
+    assert proc.returncode == 1 and proc.stderr.decode().strip() == (
+        "subtok: error: --user_defined_symbols: '\\xff' is not UTF-8 text; pieces and symbols must be.")
+    run_subtok("train", "--input", odd, "--model_prefix", str(tmp_path / "m"), "--vocab_size=20",
+               "--model_type=char")
+    assert proto_path_record(tmp_path / "m.model") == [bytes(tmp_path) + b"/\\xfe.txt"]
+
+
+def proto_path_record(path: Path) -> list[bytes]:
+    from subtok._proto import sentencepiece_model_raw_pb2 as raw
+    return list(raw.ModelProto.FromString(path.read_bytes()).trainer_spec.input)
