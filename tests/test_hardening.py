@@ -286,6 +286,21 @@ def test_nan_and_infinite_scores_of_a_bpe_model_merge_in_sentencepiece_order(spm
         "the quick brown fox", "I saw a girl with a telescope", "nothing at all"])
 
 
+def test_a_trie_label_flip_that_makes_a_key_no_character(spm):
+    """Found by scripts/fuzz_models.py (seed 1, case 109): bit 6 of unit
+    34818 of test_ja_model's trie turns a label 0xAA into 0xEA, which
+    hangs a key that is no UTF-8 character under another node. It loads in
+    sentencepiece; subtok took its trigger 'characters' for code points
+    (TypeError in ord()) before it fell back to bytes for such tries."""
+    proto = proto_of("test_ja_model")
+    _, blob = charsmap_parts(proto)
+    blob[4 + 4 * 34818] ^= 1 << 6
+    proto.normalizer_spec.precompiled_charsmap = bytes(blob)
+    ours = assert_encodes_alike(spm, proto.SerializeToString(), TEXTS + [
+        "\u5409\u7530\u5e73\u5ddd", "\uff76\uff9e\uff77", "\u30ab\u30bf\u30ab\u30ca"])
+    assert ours.normalizer.bytewise
+
+
 def test_huge_unigram_scores_overflow_to_infinity_as_in_cpp(spm):
     """Found by the property test: '▁D' scoring 3.4e38 and '▁Darling'
     -3.4e38 make sentencepiece's score shift (best - acc) overflow float32
