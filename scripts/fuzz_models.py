@@ -295,7 +295,8 @@ def break_charsmap(source, proto, rng, hints):
     size = struct.unpack_from("<I", blob)[0] if len(blob) >= 4 else 0
     choice = rng.randrange(7)
     if choice == 0:
-        blob = struct.pack("<I", rng.choice([0, 4, 1023, 1024, size + 1024, size - 1024, 2 ** 31])) + blob[4:]
+        header = rng.choice([0, 4, 1023, 1024, size + 1024, max(0, size - 1024), 2 ** 31])
+        blob = struct.pack("<I", header) + blob[4:]
     elif choice == 1:
         blob = blob[:rng.randrange(len(blob))]
     elif choice == 2:
@@ -504,8 +505,13 @@ def run(args) -> int:
     for case in range(args.cases):
         source = rng.choice(sources)
         case_rng = random.Random("%d:%d" % (args.seed, case))
-        blob, what, hints = mutate(source, case_rng)
-        texts = probe_texts(source, hints, case_rng, args.texts)
+        try:
+            blob, what, hints = mutate(source, case_rng)
+            texts = probe_texts(source, hints, case_rng, args.texts)
+        except Exception as exc:  # a bug of this script: counted apart, the run goes on
+            counts["fuzzer-error"] += 1
+            print("case %d: fuzzer error %s: %s" % (case, type(exc).__name__, exc), flush=True)
+            continue
         signal.alarm(args.timeout)
         try:
             outcome = compare(blob, texts)
@@ -534,7 +540,9 @@ def run(args) -> int:
               counts["only-spm-loads"], counts["only-subtok-loads"], counts["crash"],
               counts["hang"], counts["differs"]))
     print("mutations: %s" % dict(sorted(mutations.items())))
-    return 1 if failures else 0
+    if counts["fuzzer-error"]:
+        print("errors of this script (not of subtok): %d" % counts["fuzzer-error"])
+    return 1 if failures or counts["fuzzer-error"] else 0
 
 
 def run_atheris(args, rest: list[str]) -> int:
