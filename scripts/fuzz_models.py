@@ -504,6 +504,8 @@ def run(args) -> int:
     signal.signal(signal.SIGALRM, _alarm)
     for case in range(args.cases):
         source = rng.choice(sources)
+        if case < args.first:  # resuming: these cases were run before
+            continue
         case_rng = random.Random("%d:%d" % (args.seed, case))
         try:
             blob, what, hints = mutate(source, case_rng)
@@ -529,14 +531,14 @@ def run(args) -> int:
                 source.path.name, outcome.kind, what, outcome.detail, texts), errors="replace")
             print("case %d (%s, %s): %s %s" % (case, source.path.name, what, outcome.kind,
                                                 outcome.detail[:300]), flush=True)
-        if args.progress and (case + 1) % args.progress == 0:
+        if args.progress and (case + 1) % args.progress == 0:  # counts since --first
             print("... %d cases, %s, %.0f s" % (case + 1, dict(counts), time.monotonic() - started),
                   flush=True)
     elapsed = time.monotonic() - started
-    print("seed %d: %d cases in %.0f s: loaded by both %d, refused by both %d, "
+    print("seed %d: cases %d..%d in %.0f s: loaded by both %d, refused by both %d, "
           "only sentencepiece loads %d, only subtok loads %d, crashes %d, hangs %d, "
           "encoding differences %d" % (
-              args.seed, args.cases, elapsed, counts["both-load"], counts["both-refuse"],
+              args.seed, args.first, args.cases - 1, elapsed, counts["both-load"], counts["both-refuse"],
               counts["only-spm-loads"], counts["only-subtok-loads"], counts["crash"],
               counts["hang"], counts["differs"]))
     print("mutations: %s" % dict(sorted(mutations.items())))
@@ -575,6 +577,8 @@ def run_atheris(args, rest: list[str]) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cases", type=int, default=1000)
+    parser.add_argument("--first", type=int, default=0,
+                        help="start at this case (to resume a run: same seed, same cases)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--models", default="*.model", help="glob in shared/data/models")
     parser.add_argument("--texts", type=int, default=24, help="probe texts per case")
