@@ -23,9 +23,13 @@ hostile lines and the model's own special pieces.
 
 Every failing case is written to ``--out`` (default /tmp/subtok-fuzz) as
 ``<n>.model`` with ``<n>.txt`` saying what differed; turn each into a
-regression test (tests/test_hardening.py keeps them). Only the model
-loader exists to fuzz so far; the tokenizer.json and tiktoken loaders get
-targets here when they are written.
+regression test (tests/test_hardening.py keeps them).
+
+``--target tokenizer-json|tiktoken|vocab-txt|gpt2-files`` fuzzes the
+loaders of the other formats instead, against tokenizers and tiktoken
+(the mutations and checks are in fuzz_interop.py):
+
+    python scripts/fuzz_models.py --target tiktoken --cases 1000 --seed 1
 """
 
 from __future__ import annotations
@@ -45,6 +49,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 DATA = ROOT.parent / "shared" / "data"
+
+# Run as a script, this module is __main__; fuzz_interop imports it by name
+# and must get this same module (one Hang class, which the alarm raises).
+sys.modules.setdefault("fuzz_models", sys.modules[__name__])
 
 # The piece types of ModelProto.SentencePiece.Type.
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
@@ -492,9 +500,51 @@ def corpus_sample(rng: random.Random, count: int = 400) -> list[bytes]:
     return [line for line in lines if line]
 
 
+class ModelTarget:
+    """The model loader and encode/decode against sentencepiece (the
+    interface the targets of fuzz_interop.py share)."""
+
+    name = "models"
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+
+    def load_sources(self, lines: list[bytes]) -> list[Source]:
+        return load_sources(self.pattern, lines)
+
+    mutate = staticmethod(mutate)
+    probe_texts = staticmethod(probe_texts)
+    compare = staticmethod(compare)
+
+
+def target_named(name: str, models: str):
+    """The target ``--target`` names."""
+    if name == "models":
+        return ModelTarget(models)
+    from fuzz_interop import TARGETS
+    return TARGETS[name]
+
+
+#: Outcomes that are no failure: both agree, or subtok refuses on purpose
+#: where the reference silently drops an entry (fuzz_interop.STRICTER).
+AGREED = ("both-load", "both-refuse", "stricter")
+KINDS = ["both-load", "both-refuse", "stricter", "only-spm-loads", "only-reference-loads",
+         "only-subtok-loads", "crash", "hang", "differs"]
+
+
+def save_case(stem: Path, blob) -> None:
+    """A failing case's file(s): ``<stem>.model``, or one per file name."""
+    if isinstance(blob, bytes):
+        stem.with_suffix(".model").write_bytes(blob)
+        return
+    for name, data in blob.items():
+        Path("%s.%s" % (stem, name)).write_bytes(data)
+
+
 def run(args) -> int:
     rng = random.Random(args.seed)
-    sources = load_sources(args.models, corpus_sample(random.Random(args.seed)))
+    target = target_named(args.target, args.models)
+    sources = target.load_sources(corpus_sample(random.Random(args.seed)))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     counts: collections.Counter = collections.Counter()
@@ -508,25 +558,25 @@ def run(args) -> int:
             continue
         case_rng = random.Random("%d:%d" % (args.seed, case))
         try:
-            blob, what, hints = mutate(source, case_rng)
-            texts = probe_texts(source, hints, case_rng, args.texts)
+            blob, what, hints = target.mutate(source, case_rng)
+            texts = target.probe_texts(source, hints, case_rng, args.texts)
         except Exception as exc:  # a bug of this script: counted apart, the run goes on
             counts["fuzzer-error"] += 1
             print("case %d: fuzzer error %s: %s" % (case, type(exc).__name__, exc), flush=True)
             continue
         signal.alarm(args.timeout)
         try:
-            outcome = compare(blob, texts)
+            outcome = target.compare(blob, texts)
         except Hang:
             outcome = Outcome("hang", "over %d s" % args.timeout)
         finally:
             signal.alarm(0)
         counts[outcome.kind] += 1
         mutations[what.split()[0]] += 1
-        if outcome.kind not in ("both-load", "both-refuse"):
+        if outcome.kind not in AGREED:
             failures += 1
-            stem = out / ("%d-%d" % (args.seed, case))
-            stem.with_suffix(".model").write_bytes(blob)
+            stem = out / ("%s-%d-%d" % (target.name, args.seed, case))
+            save_case(stem, blob)
             stem.with_suffix(".txt").write_text("%s\n%s: %s\n%s\ntexts: %r\n" % (
                 source.path.name, outcome.kind, what, outcome.detail, texts), errors="replace")
             print("case %d (%s, %s): %s %s" % (case, source.path.name, what, outcome.kind,
@@ -535,12 +585,9 @@ def run(args) -> int:
             print("... %d cases, %s, %.0f s" % (case + 1, dict(counts), time.monotonic() - started),
                   flush=True)
     elapsed = time.monotonic() - started
-    print("seed %d: cases %d..%d in %.0f s: loaded by both %d, refused by both %d, "
-          "only sentencepiece loads %d, only subtok loads %d, crashes %d, hangs %d, "
-          "encoding differences %d" % (
-              args.seed, args.first, args.cases - 1, elapsed, counts["both-load"], counts["both-refuse"],
-              counts["only-spm-loads"], counts["only-subtok-loads"], counts["crash"],
-              counts["hang"], counts["differs"]))
+    print("target %s, seed %d: cases %d..%d in %.0f s: %s" % (
+        target.name, args.seed, args.first, args.cases - 1, elapsed,
+        ", ".join("%s %d" % (kind, counts[kind]) for kind in KINDS)))
     print("mutations: %s" % dict(sorted(mutations.items())))
     if counts["fuzzer-error"]:
         print("errors of this script (not of subtok): %d" % counts["fuzzer-error"])
@@ -580,6 +627,9 @@ def main() -> int:
     parser.add_argument("--first", type=int, default=0,
                         help="start at this case (to resume a run: same seed, same cases)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--target", default="models",
+                        choices=["models", "tokenizer-json", "tiktoken", "vocab-txt", "gpt2-files"],
+                        help="what to mutate (fuzz_interop.py holds all but models)")
     parser.add_argument("--models", default="*.model", help="glob in shared/data/models")
     parser.add_argument("--texts", type=int, default=24, help="probe texts per case")
     parser.add_argument("--timeout", type=int, default=60, help="seconds before a case is a hang")
