@@ -380,6 +380,15 @@ def vocab_field(spec: dict, where: str) -> dict[str, int]:
         token = next(t for t, i in vocab.items() if type(i) is not int or i < 0)
         raise ModelFileError("%s: vocabulary id of %r must be a non-negative integer, not %r."
                              % (where, token, vocab[token]))
+    if len(set(vocab.values())) != len(vocab):
+        # tokenizers loads it, but which token an id decodes to is then the
+        # order of a randomly seeded hash map: refused rather than guessed.
+        first: dict[int, str] = {}
+        for token, token_id in vocab.items():
+            if token_id in first:
+                raise ModelFileError("%s: tokens %r and %r share id %d." % (where, first[token_id],
+                                                                           token, token_id))
+            first[token_id] = token
     return vocab
 
 
