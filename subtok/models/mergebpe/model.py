@@ -39,7 +39,7 @@ from operator import itemgetter
 import regex
 
 from subtok.errors import EncodeError, ModelFileError
-from subtok.formats.json_fields import field
+from subtok.formats.json_fields import U32, field
 from subtok.models.tokens import VocabModel, WordTokens
 
 Pair = tuple[int, int]
@@ -380,6 +380,10 @@ def vocab_field(spec: dict, where: str) -> dict[str, int]:
         token = next(t for t, i in vocab.items() if type(i) is not int or i < 0)
         raise ModelFileError("%s: vocabulary id of %r must be a non-negative integer, not %r."
                              % (where, token, vocab[token]))
+    if vocab and max(vocab.values()) > U32:
+        token = max(vocab, key=vocab.__getitem__)
+        raise ModelFileError("%s: vocabulary id of %r must be at most %d, not %d."
+                             % (where, token, U32, vocab[token]))
     if len(set(vocab.values())) != len(vocab):
         # tokenizers loads it, but which token an id decodes to is then the
         # order of a randomly seeded hash map: refused rather than guessed.
