@@ -10,6 +10,7 @@ so). These tests fail, never skip, when the shared data is missing.
 from __future__ import annotations
 
 import array
+import json
 import os
 import random
 import re
@@ -31,6 +32,7 @@ from subtok.cli.fastpath.lines import LineCache
 from subtok.normalizers.charsmap import check_double_array
 
 sys.path.insert(0, str(ROOT / "scripts"))
+import fuzz_interop  # noqa: E402
 import fuzz_models  # noqa: E402  (the fuzzer's mutations serve the property test)
 
 N, U, C, UD, UNUSED, B = 1, 2, 3, 4, 5, 6
@@ -675,3 +677,128 @@ def test_command_line_bytes_that_are_not_utf8(tmp_path):
 def proto_path_record(path: Path) -> list[bytes]:
     from subtok._proto import sentencepiece_model_raw_pb2 as raw
     return list(raw.ModelProto.FromString(path.read_bytes()).trainer_spec.input)
+
+
+# --------------------------------------------------------------- the other loaders (fuzz_interop.py finds)
+
+INTEROP = DATA / "interop"
+
+
+def interop_file(name: str) -> Path:
+    path = INTEROP / name
+    assert path.exists(), "shared data not found: %s" % path  # fail, never skip
+    return path
+
+
+def tiktoken_reads(path: Path) -> dict[bytes, int]:
+    """What tiktoken's own reader makes of a rank file (never a cached copy)."""
+    import tiktoken.load
+    os.environ["TIKTOKEN_CACHE_DIR"] = ""
+    return tiktoken.load.load_tiktoken_bpe(str(path))
+
+
+@pytest.mark.parametrize("form", ["CR", "CRLF", "vertical tab", "leading blank", "tab and trailing blank"])
+def test_rank_files_are_split_into_lines_and_fields_as_tiktoken_splits_them(tmp_path, form):
+    """Found by fuzz_models.py --target tiktoken: tiktoken reads lines at
+    CR too and fields at any ASCII blank; such files were refused."""
+    from subtok.formats.tiktoken import load_tiktoken, parse_ranks
+    lines = interop_file("cl100k_base.tiktoken").read_bytes().split(b"\n")[:400]
+    if form == "CR":
+        data = b"\r".join(lines)
+    elif form == "CRLF":
+        data = b"\r\n".join(lines)
+    elif form == "vertical tab":
+        data = b"\n".join(line.replace(b" ", b"\x0b") for line in lines)
+    elif form == "leading blank":
+        data = b"\n".join(b" " + line for line in lines)
+    else:
+        data = b"\n".join(line.replace(b" ", b"\t") + b" " for line in lines)
+    path = tmp_path / "ranks.tiktoken"
+    path.write_bytes(data)
+    ranks = tiktoken_reads(path)
+    assert parse_ranks(data, str(path)) == ranks
+    import tiktoken
+    theirs = tiktoken.Encoding("cut", pat_str=fuzz_interop.cl100k_definition()["pat_str"],
+                               mergeable_ranks=ranks, special_tokens={})
+    for text in ("hello world", "  the  end\n", "1234567"):
+        assert load_tiktoken(path, pattern="cl100k").encode_ordinary(text) == theirs.encode_ordinary(text)
+
+
+@pytest.mark.parametrize("line, message", [
+    (b"X0_F0 300", "'X0_F0' is not base64 (characters other"),
+    (b"IG5==1bWJlcg== 300", "'IG5==1bWJlcg==' is not base64 (characters other"),
+    (b"YWJj +300", "rank '+300' is not a decimal number"),
+    (b"YWJj 3_00", "rank '3_00' is not a decimal number"),
+])
+def test_rank_lines_tiktoken_would_silently_change_are_refused(tmp_path, line, message):
+    """tiktoken's b64decode drops what is not base64 (or follows the
+    padding) and int() takes '+300' and '3_00': it loads such lines,
+    subtok refuses them, with the line, in one line on the command line."""
+    lines = interop_file("cl100k_base.tiktoken").read_bytes().split(b"\n")[:300]
+    path = tmp_path / "ranks.tiktoken"
+    path.write_bytes(b"\n".join(lines + [line]) + b"\n")
+    assert len(tiktoken_reads(path)) == 301
+    proc = run_subtok("encode", "--model", str(path), "--pattern", "cl100k", input=b"abc\n", check=False)
+    assert proc.returncode == 1 and proc.stdout == b""
+    lines = proc.stderr.decode().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("subtok: error: %s:301: %s" % (path, message)), lines
+
+
+def _tokenizers_outcome(text: str):
+    import tokenizers
+    try:
+        return tokenizers.Tokenizer.from_str(text), None
+    except Exception as exc:  # tokenizers refuses with its own Exception
+        return None, str(exc)
+
+
+def _bert_json(change) -> str:
+    data = json.loads(interop_file("bert_base_uncased.tokenizer.json").read_bytes())
+    change(data)
+    return json.dumps(data)
+
+
+@pytest.mark.parametrize("change", [
+    "added id over 32 bits", "added id negative", "vocab id over 32 bits", "template id over 32 bits",
+    "NaN", "lone surrogate", "shared id"])
+def test_tokenizer_json_values_tokenizers_refuses_are_refused_in_one_line(tmp_path, change):
+    """Found by fuzz_models.py --target tokenizer-json: serde takes ids as
+    u32 and no NaN or lone surrogate; subtok took them. Two tokens sharing
+    an id load in tokenizers, which then decodes the id as either (its map
+    is randomly seeded): refused here."""
+    changes = {
+        "added id over 32 bits": lambda d: d["added_tokens"][1].update(id=2 ** 63),
+        "added id negative": lambda d: d["added_tokens"][1].update(id=-1),
+        "vocab id over 32 bits": lambda d: d["model"]["vocab"].update(hello=2 ** 32),
+        "template id over 32 bits": lambda d: d["post_processor"]["special_tokens"]["[CLS]"].update(ids=[2 ** 32]),
+        "NaN": lambda d: d["model"].update(max_input_chars_per_word=float("nan")),
+        "lone surrogate": lambda d: d["added_tokens"][1].update(content="\ud800"),
+        "shared id": lambda d: d["model"]["vocab"].update(hello=d["model"]["vocab"]["world"]),
+    }
+    text = _bert_json(changes[change])
+    theirs, refusal = _tokenizers_outcome(text)
+    assert (theirs is None) == (change != "shared id"), refusal
+    path = tmp_path / "tokenizer.json"
+    path.write_bytes(text.encode("utf-8", "surrogatepass"))
+    proc = run_subtok("encode", "--model", str(path), input=b"hello world\n", check=False)
+    assert proc.returncode == 1 and proc.stdout == b""
+    lines = proc.stderr.decode().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("subtok: error: %s: " % path), proc.stderr
+
+
+@pytest.mark.parametrize("field, value", [("continuing_subword_prefix", 5),
+                                          ("max_input_chars_per_word", 2 ** 64)])
+def test_an_untyped_model_its_type_refuses_loads_as_the_next_type_that_takes_it(field, value):
+    """tokenizers reads a model without "type" as the first of BPE,
+    WordPiece, WordLevel, Unigram that takes it: a WordPiece with a bad
+    field is a WordLevel there (found by the tokenizer.json fuzz target)."""
+    from subtok.tokenizer import Tokenizer
+    text = _bert_json(lambda d: d["model"].update({field: value}))
+    theirs, refusal = _tokenizers_outcome(text)
+    assert theirs is not None, refusal
+    ours = Tokenizer.from_str(text)
+    assert type(ours.model).__name__ == type(theirs.model).__name__ == "WordLevel"
+    for line in ["hello unaffable world", "Hello, [MASK] day!", "\u00e9t\u00e9 \u4e2d\u6587"]:
+        expected = theirs.encode(line)
+        got = ours.encode(line)
+        assert (got.ids, got.tokens, got.offsets) == (expected.ids, expected.tokens, expected.offsets)
