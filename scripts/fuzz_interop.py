@@ -48,9 +48,17 @@ STRICTER = {
     "vocab-txt": ("is already on line",),
     "tiktoken": ("is listed twice", "which a token of the file has",
                  "is not base64 (characters other", "is not a decimal number"),
-    "tokenizer-json": ("share id",),
+    "tokenizer-json": ("share id", "which special_tokens lacks"),
     "gpt2-files": ("share id",),
 }
+
+
+#: Differences known and not fixed yet (docs/hardening.md), counted apart
+#: as ``known-gap``: tokenizers >= 0.20 reads a normalizer, pre-tokenizer,
+#: post-processor or decoder whose "type" is missing or not a known name
+#: as the first of its stage's untagged (legacy) forms that fits its
+#: fields; subtok refuses it (models do follow the untagged order).
+KNOWN_GAPS = {"tokenizer-json": ('has no "type"',)}
 
 
 @dataclass
@@ -61,6 +69,7 @@ class InteropSource:
     files: dict[str, bytes] = field(repr=False)  # name in the case dir -> content
     lines: list[bytes] = field(default_factory=list, repr=False)
     words: list[str] = field(default_factory=list, repr=False)  # tokens worth probing
+    whole: bool = True  # False: cut to its first SMALL ids
 
 
 # ----------------------------------------------------------------- JSON mutations
@@ -427,6 +436,8 @@ def compare_loaded(target: str, files: dict[str, bytes], texts: list[str]) -> Ou
     if ours is None:
         if any(part in str(error) for part in STRICTER[target]):
             return Outcome("stricter", str(error))
+        if any(part in str(error) for part in KNOWN_GAPS.get(target, ())):
+            return Outcome("known-gap", str(error))
         return Outcome("only-reference-loads", str(error))
     if theirs is None:
         return Outcome("only-subtok-loads", "%s: %s" % (type(refusal).__name__, refusal))
@@ -530,7 +541,7 @@ SMALL = 3000
 
 def _variants(path: Path, files: dict[str, bytes], small: dict[str, bytes], lines, words):
     """The small copy FULL_EVERY - 1 times, the real file once."""
-    return [InteropSource(path, small, lines, words)] * (FULL_EVERY - 1) + \
+    return [InteropSource(path, small, lines, words, whole=False)] * (FULL_EVERY - 1) + \
         [InteropSource(path, files, lines, words)]
 
 
