@@ -525,11 +525,11 @@ def target_named(name: str, models: str):
     return TARGETS[name]
 
 
-#: Outcomes that are no failure: both agree, or subtok refuses on purpose
-#: where the reference silently drops an entry (fuzz_interop.STRICTER).
-#: A known gap (fuzz_interop.KNOWN_GAPS) is counted apart and not saved.
-AGREED = ("both-load", "both-refuse", "stricter", "known-gap")
-KINDS = ["both-load", "both-refuse", "stricter", "known-gap", "only-spm-loads",
+#: Outcomes that are no failure: both agree, or they differ on purpose
+#: (fuzz_interop.STRICTER, LENIENT). A known gap (fuzz_interop.KNOWN_GAPS)
+#: is counted apart and not saved.
+AGREED = ("both-load", "both-refuse", "stricter", "lenient", "known-gap")
+KINDS = ["both-load", "both-refuse", "stricter", "lenient", "known-gap", "only-spm-loads",
          "only-reference-loads", "only-subtok-loads", "crash", "hang", "differs"]
 
 

@@ -802,3 +802,40 @@ def test_an_untyped_model_its_type_refuses_loads_as_the_next_type_that_takes_it(
         expected = theirs.encode(line)
         got = ours.encode(line)
         assert (got.ids, got.tokens, got.offsets) == (expected.ids, expected.tokens, expected.offsets)
+
+
+def test_merges_of_both_forms_are_refused_as_tokenizers_refuses_them(tmp_path):
+    """serde reads a merges list as all "a b" strings or all ["a", "b"]
+    pairs; one merge of the other form made tokenizers refuse the file and
+    subtok load it (found by the tokenizer.json fuzz target)."""
+    from subtok.errors import ModelFileError
+    from subtok.tokenizer import Tokenizer
+    data = json.loads(interop_file("llama2_chat.tokenizer.json").read_bytes())
+    data["model"] = fuzz_interop.small_model(data["model"])
+    merges = data["model"]["merges"]
+    assert merges
+    def other(merge):
+        return " ".join(merge) if isinstance(merge, list) else merge.split(" ")
+
+    for mixed in ([other(merges[0])] + merges[1:], merges[:1] + list(map(other, merges[1:]))):
+        text = json.dumps(dict(data, model=dict(data["model"], merges=mixed)))
+        theirs, refusal = _tokenizers_outcome(text)
+        assert theirs is None
+        with pytest.raises(ModelFileError, match="merges must be all"):
+            Tokenizer.from_str(text)
+
+
+def test_a_vocab_json_id_over_32_bits_is_refused_where_tokenizers_wraps_it(tmp_path):
+    """tokenizers reads a vocab.json id of 2**32 as 0 (the id of another
+    token); subtok refuses it, naming the token."""
+    import tokenizers
+    from subtok.errors import ModelFileError
+    from subtok.formats.gpt2_files import byte_level_bpe_json
+    from subtok.tokenizer import Tokenizer
+    vocab, merges = tmp_path / "vocab.json", tmp_path / "merges.txt"
+    vocab.write_text(json.dumps({"!": 0, "a": 1, "b": 2, "ab": 2 ** 32}))
+    merges.write_text("#version: 0.2\na b\n")
+    theirs = tokenizers.ByteLevelBPETokenizer(str(vocab), str(merges))
+    assert theirs.encode("ab").ids == [0] and theirs.decode([0]) in ("!", "ab")
+    with pytest.raises(ModelFileError, match="'ab' must be at most 4294967295"):
+        Tokenizer.from_str(json.dumps(byte_level_bpe_json(vocab, merges)))

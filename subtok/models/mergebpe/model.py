@@ -416,6 +416,9 @@ def merges_field(spec: dict, where: str) -> list[tuple[str, str]]:
         if (set(map(type, map(itemgetter(0), merges))) <= {str}
                 and set(map(type, map(itemgetter(1), merges))) <= {str}):
             return list(map(tuple, merges))
+    if str in kinds and list in kinds:  # serde's MergeType takes one form for the whole list
+        raise ModelFileError("%s: merges must be all \"a b\" strings or all [\"a\", \"b\"] pairs, "
+                             "not both." % where)
     out = []
     for rank, merge in enumerate(merges):
         parts = merge.split(" ") if isinstance(merge, str) else merge
