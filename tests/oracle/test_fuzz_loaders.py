@@ -49,6 +49,6 @@ def test_mutated_files_load_and_encode_like_the_reference(corpus_lines, name):
         kinds[outcome.kind] = kinds.get(outcome.kind, 0) + 1
         if outcome.kind not in fuzz_models.AGREED:
             failures.append((case, source.path.name, what, outcome.kind, outcome.detail[:300]))
-    assert failures == []
+    assert not failures, "\n".join(map(repr, failures))
     # Both outcomes that matter happen: the cases are not all refused.
     assert kinds.get("both-load", 0) >= CASES[name] // 5 and kinds.get("both-refuse", 0) > 0, kinds
