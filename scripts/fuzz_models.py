@@ -568,7 +568,7 @@ def run(args) -> int:
     last = args.first - 1
     for case in range(args.cases):
         source = rng.choice(sources)
-        if case < args.first:  # resuming: these cases were run before
+        if case < args.first or (args.only and case not in args.only):  # resuming, or rerunning some
             continue
         if stopping:  # SIGINT or SIGTERM: the summary of the cases run so far
             break
@@ -602,8 +602,9 @@ def run(args) -> int:
             print("... %d cases, %s, %.0f s" % (case + 1, dict(counts), time.monotonic() - started),
                   flush=True)
     elapsed = time.monotonic() - started
-    print("target %s, seed %d: cases %d..%d in %.0f s: %s" % (
-        target.name, args.seed, args.first, last, elapsed,
+    print("target %s, seed %d: cases %s in %.0f s: %s" % (
+        target.name, args.seed, ",".join(map(str, sorted(args.only))) if args.only
+        else "%d..%d" % (args.first, last), elapsed,
         ", ".join("%s %d" % (kind, counts[kind]) for kind in KINDS)))
     print("mutations: %s" % dict(sorted(mutations.items())))
     if counts["fuzzer-error"]:
@@ -643,6 +644,8 @@ def main() -> int:
     parser.add_argument("--cases", type=int, default=1000)
     parser.add_argument("--first", type=int, default=0,
                         help="start at this case (to resume a run: same seed, same cases)")
+    parser.add_argument("--only", type=lambda text: {int(n) for n in text.split(",")}, default=None,
+                        help="run only these cases (comma-separated numbers below --cases)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--target", default="models",
                         choices=["models", "tokenizer-json", "tiktoken", "vocab-txt", "gpt2-files"],

@@ -839,3 +839,27 @@ def test_a_vocab_json_id_over_32_bits_is_refused_where_tokenizers_wraps_it(tmp_p
     assert theirs.encode("ab").ids == [0] and theirs.decode([0]) in ("!", "ab")
     with pytest.raises(ModelFileError, match="'ab' must be at most 4294967295"):
         Tokenizer.from_str(json.dumps(byte_level_bpe_json(vocab, merges)))
+
+
+@pytest.mark.parametrize("change", ["BertNormalizer without strip_accents",
+                                    "untyped BPE with merges of both forms"])
+def test_tokenizer_json_forms_tokenizers_loads_load_alike(change):
+    """Found by the tokenizer.json fuzz target: an Option field serde lets
+    be missing was required; an untyped BPE whose merges mix both forms is
+    a WordLevel in tokenizers (it has an unk_token), and was a BPE here."""
+    from subtok.tokenizer import Tokenizer
+    if change == "BertNormalizer without strip_accents":
+        text = _bert_json(lambda d: d["normalizer"].pop("strip_accents"))
+    else:
+        data = json.loads(interop_file("kogpt2_base_v2.tokenizer.json").read_bytes())
+        model = fuzz_interop.small_model(data["model"])
+        assert "type" not in model and model["merges"] and model.get("unk_token")
+        merges = model["merges"]
+        merges[0] = " ".join(merges[0]) if isinstance(merges[0], list) else merges[0].split(" ")
+        text = json.dumps(dict(data, model=model))
+    theirs, refusal = _tokenizers_outcome(text)
+    assert theirs is not None, refusal
+    ours = Tokenizer.from_str(text)
+    for line in ["H\u00e9llo W\u00f6rld, unaffable", "xxxxxxxxxxxx yy", "\uc548\ub155\ud558\uc138\uc694 \uc138\uacc4"]:
+        expected, got = theirs.encode(line), ours.encode(line)
+        assert (got.ids, got.tokens, got.offsets) == (expected.ids, expected.tokens, expected.offsets)
