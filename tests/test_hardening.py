@@ -863,3 +863,34 @@ def test_tokenizer_json_forms_tokenizers_loads_load_alike(change):
     for line in ["H\u00e9llo W\u00f6rld, unaffable", "xxxxxxxxxxxx yy", "\uc548\ub155\ud558\uc138\uc694 \uc138\uacc4"]:
         expected, got = theirs.encode(line), ours.encode(line)
         assert (got.ids, got.tokens, got.offsets) == (expected.ids, expected.tokens, expected.offsets)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
+def test_a_signal_during_training_leaves_the_previous_pair_and_nothing_else(tmp_path, signum):
+    """What held in issue 20 (keep it so): training interrupted by SIGINT,
+    SIGTERM or SIGKILL leaves the previous model pair as it was and no
+    temporary file, and no worker process behind."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "m.model").write_bytes(b"the previous model")
+    (out / "m.vocab").write_bytes(b"the previous vocab")
+    proc = subprocess.Popen(subtok_command("train", "--input", str(CORPORA_DIR / "gutenberg_en.txt"),
+                                           "--model_prefix", str(out / "m"), "--vocab_size=8000",
+                                           "--num_threads=2"),
+                            stderr=subprocess.PIPE, cwd=ROOT, start_new_session=True)
+    time.sleep(3)
+    assert proc.poll() is None, "training ended before the signal"
+    os.kill(proc.pid, signum)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode != 0 and b"Traceback" not in err, err
+    for _ in range(100):  # workers of a killed parent see their pipe close and end
+        try:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError("worker processes outlived the training")
+    assert sorted(p.name for p in out.iterdir()) == ["m.model", "m.vocab"]
+    assert (out / "m.model").read_bytes() == b"the previous model"
+    assert (out / "m.vocab").read_bytes() == b"the previous vocab"
