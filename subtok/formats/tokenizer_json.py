@@ -40,7 +40,7 @@ def parse_json(text: str, source: str) -> dict:
         raise ModelFileError("%s: not valid JSON: %s." % (source, exc)) from None
     except RecursionError:
         raise ModelFileError("%s: JSON nested too deeply." % source) from None
-    if "\\ud" in text.lower():  # an escaped surrogate: fine only in a pair
+    if "\\ud" in text or "\\uD" in text:  # an escaped surrogate: fine only in a pair
         try:
             json.dumps(data, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:
