@@ -12,7 +12,7 @@ sentencepiece and with subtok and checks:
   and the CLI's line path), identical pieces and normalized text where
   sentencepiece's Python wrapper can return them, and identical decodes;
 * subtok never raises anything else, and never takes longer than
-  ``--timeout`` seconds on one case (a hang).
+  ``--timeout`` seconds of CPU time on one case (a hang).
 
 Probe texts aim at what the mutation touched: the keys of charsmap rules
 whose unit or target changed, the mutated pieces, plus corpus lines,
@@ -23,9 +23,13 @@ hostile lines and the model's own special pieces.
 
 Every failing case is written to ``--out`` (default /tmp/subtok-fuzz) as
 ``<n>.model`` with ``<n>.txt`` saying what differed; turn each into a
-regression test (tests/cli/test_hardening.py keeps them). Only the model
-loader exists to fuzz so far; the tokenizer.json and tiktoken loaders get
-targets here when they are written.
+regression test (tests/cli/test_hardening.py keeps them).
+
+``--target tokenizer-json|tiktoken|vocab-txt|gpt2-files`` fuzzes the
+loaders of the other formats instead, against tokenizers and tiktoken
+(the mutations and checks are in fuzz_interop.py):
+
+    python scripts/fuzz_models.py --target tiktoken --cases 1000 --seed 1
 """
 
 from __future__ import annotations
@@ -45,6 +49,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 DATA = ROOT.parent / "shared" / "data"
+
+# Run as a script, this module is __main__; fuzz_interop imports it by name
+# and must get this same module (one Hang class, which the alarm raises).
+sys.modules.setdefault("fuzz_models", sys.modules[__name__])
 
 # The piece types of ModelProto.SentencePiece.Type.
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
@@ -295,7 +303,8 @@ def break_charsmap(source, proto, rng, hints):
     size = struct.unpack_from("<I", blob)[0] if len(blob) >= 4 else 0
     choice = rng.randrange(7)
     if choice == 0:
-        blob = struct.pack("<I", rng.choice([0, 4, 1023, 1024, size + 1024, size - 1024, 2 ** 31])) + blob[4:]
+        header = rng.choice([0, 4, 1023, 1024, size + 1024, max(0, size - 1024), 2 ** 31])
+        blob = struct.pack("<I", header) + blob[4:]
     elif choice == 1:
         blob = blob[:rng.randrange(len(blob))]
     elif choice == 2:
@@ -491,50 +500,116 @@ def corpus_sample(rng: random.Random, count: int = 400) -> list[bytes]:
     return [line for line in lines if line]
 
 
+class ModelTarget:
+    """The model loader and encode/decode against sentencepiece (the
+    interface the targets of fuzz_interop.py share)."""
+
+    name = "models"
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+
+    def load_sources(self, lines: list[bytes]) -> list[Source]:
+        return load_sources(self.pattern, lines)
+
+    mutate = staticmethod(mutate)
+    probe_texts = staticmethod(probe_texts)
+    compare = staticmethod(compare)
+
+
+def target_named(name: str, models: str):
+    """The target ``--target`` names."""
+    if name == "models":
+        return ModelTarget(models)
+    from fuzz_interop import TARGETS
+    return TARGETS[name]
+
+
+#: Outcomes that are no failure: both agree, or they differ on purpose
+#: (fuzz_interop.STRICTER, LENIENT). A known gap (fuzz_interop.KNOWN_GAPS)
+#: is counted apart and not saved.
+AGREED = ("both-load", "both-refuse", "stricter", "lenient", "known-gap")
+KINDS = ["both-load", "both-refuse", "stricter", "lenient", "known-gap", "only-spm-loads",
+         "only-reference-loads", "only-subtok-loads", "crash", "hang", "differs"]
+
+
+def save_case(stem: Path, blob) -> None:
+    """A failing case's file(s): ``<stem>.model``, or one per file name."""
+    if isinstance(blob, bytes):
+        stem.with_suffix(".model").write_bytes(blob)
+        return
+    for name, data in blob.items():
+        Path("%s.%s" % (stem, name)).write_bytes(data)
+
+
+stopping = []
+
+
+def _stop(signum, frame):
+    """Finish the case under way, then print the summary."""
+    stopping.append(signum)
+
+
 def run(args) -> int:
+    signal.signal(signal.SIGINT, _stop)
+    signal.signal(signal.SIGTERM, _stop)
     rng = random.Random(args.seed)
-    sources = load_sources(args.models, corpus_sample(random.Random(args.seed)))
+    target = target_named(args.target, args.models)
+    sources = target.load_sources(corpus_sample(random.Random(args.seed)))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     counts: collections.Counter = collections.Counter()
     mutations: collections.Counter = collections.Counter()
     failures = 0
     started = time.monotonic()
-    signal.signal(signal.SIGALRM, _alarm)
+    # A hang is --timeout seconds of this process's CPU time, not of the
+    # clock: on a loaded machine a slow case is no hang.
+    signal.signal(signal.SIGPROF, _alarm)
+    last = args.first - 1
     for case in range(args.cases):
         source = rng.choice(sources)
+        if case < args.first or (args.only and case not in args.only):  # resuming, or rerunning some
+            continue
+        if stopping:  # SIGINT or SIGTERM: the summary of the cases run so far
+            break
         case_rng = random.Random("%d:%d" % (args.seed, case))
-        blob, what, hints = mutate(source, case_rng)
-        texts = probe_texts(source, hints, case_rng, args.texts)
-        signal.alarm(args.timeout)
         try:
-            outcome = compare(blob, texts)
+            blob, what, hints = target.mutate(source, case_rng)
+            texts = target.probe_texts(source, hints, case_rng, args.texts)
+        except Exception as exc:  # a bug of this script: counted apart, the run goes on
+            counts["fuzzer-error"] += 1
+            print("case %d: fuzzer error %s: %s" % (case, type(exc).__name__, exc), flush=True)
+            continue
+        signal.setitimer(signal.ITIMER_PROF, args.timeout)
+        try:
+            outcome = target.compare(blob, texts)
         except Hang:
-            outcome = Outcome("hang", "over %d s" % args.timeout)
+            outcome = Outcome("hang", "over %d s of CPU time" % args.timeout)
         finally:
-            signal.alarm(0)
+            signal.setitimer(signal.ITIMER_PROF, 0)
+        last = case
         counts[outcome.kind] += 1
         mutations[what.split()[0]] += 1
-        if outcome.kind not in ("both-load", "both-refuse"):
+        if outcome.kind not in AGREED:
             failures += 1
-            stem = out / ("%d-%d" % (args.seed, case))
-            stem.with_suffix(".model").write_bytes(blob)
+            stem = out / ("%s-%d-%d" % (target.name, args.seed, case))
+            save_case(stem, blob)
             stem.with_suffix(".txt").write_text("%s\n%s: %s\n%s\ntexts: %r\n" % (
                 source.path.name, outcome.kind, what, outcome.detail, texts), errors="replace")
             print("case %d (%s, %s): %s %s" % (case, source.path.name, what, outcome.kind,
                                                 outcome.detail[:300]), flush=True)
-        if args.progress and (case + 1) % args.progress == 0:
+        if args.progress and (case + 1) % args.progress == 0:  # counts since --first
             print("... %d cases, %s, %.0f s" % (case + 1, dict(counts), time.monotonic() - started),
                   flush=True)
     elapsed = time.monotonic() - started
-    print("seed %d: %d cases in %.0f s: loaded by both %d, refused by both %d, "
-          "only sentencepiece loads %d, only subtok loads %d, crashes %d, hangs %d, "
-          "encoding differences %d" % (
-              args.seed, args.cases, elapsed, counts["both-load"], counts["both-refuse"],
-              counts["only-spm-loads"], counts["only-subtok-loads"], counts["crash"],
-              counts["hang"], counts["differs"]))
+    print("target %s, seed %d: cases %s in %.0f s: %s" % (
+        target.name, args.seed, ",".join(map(str, sorted(args.only))) if args.only
+        else "%d..%d" % (args.first, last), elapsed,
+        ", ".join("%s %d" % (kind, counts[kind]) for kind in KINDS)))
     print("mutations: %s" % dict(sorted(mutations.items())))
-    return 1 if failures else 0
+    if counts["fuzzer-error"]:
+        print("errors of this script (not of subtok): %d" % counts["fuzzer-error"])
+    return 1 if failures or counts["fuzzer-error"] else 0
 
 
 def run_atheris(args, rest: list[str]) -> int:
@@ -567,10 +642,18 @@ def run_atheris(args, rest: list[str]) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cases", type=int, default=1000)
+    parser.add_argument("--first", type=int, default=0,
+                        help="start at this case (to resume a run: same seed, same cases)")
+    parser.add_argument("--only", type=lambda text: {int(n) for n in text.split(",")}, default=None,
+                        help="run only these cases (comma-separated numbers below --cases)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--target", default="models",
+                        choices=["models", "tokenizer-json", "tiktoken", "vocab-txt", "gpt2-files"],
+                        help="what to mutate (fuzz_interop.py holds all but models)")
     parser.add_argument("--models", default="*.model", help="glob in shared/data/models")
     parser.add_argument("--texts", type=int, default=24, help="probe texts per case")
-    parser.add_argument("--timeout", type=int, default=60, help="seconds before a case is a hang")
+    parser.add_argument("--timeout", type=int, default=60,
+                        help="seconds of CPU time before a case is a hang")
     parser.add_argument("--out", default="/tmp/subtok-fuzz", help="where failing cases go")
     parser.add_argument("--progress", type=int, default=0, help="print counts every N cases")
     parser.add_argument("--atheris", action="store_true", help="coverage-guided (atheris)")

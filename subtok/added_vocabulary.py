@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import regex
 
 from subtok.errors import ModelFileError
-from subtok.formats.json_fields import field
+from subtok.formats.json_fields import U32, count_field, field
 from subtok.normalizers.aligned import AlignedString
 from subtok.patterns import cover
 
@@ -54,7 +54,7 @@ class AddedToken:
         checked, though ids are given anew (see the module docstring)."""
         if not isinstance(spec, dict):
             raise ModelFileError("%s: an added token must be a JSON object." % where)
-        field(spec, "id", int, where)
+        count_field(spec, "id", where, limit=U32)
         flags = {name: field(spec, name, bool, where)
                  for name in ("single_word", "lstrip", "rstrip", "normalized", "special")}
         return cls(field(spec, "content", str, where), **flags)

@@ -17,6 +17,9 @@ from subtok.errors import ModelFileError
 
 #: Marks a field without a default: it must be present.
 REQUIRED = object()
+#: The largest u32 (token ids) and u64 (usize) values.
+U32 = 2 ** 32 - 1
+U64 = 2 ** 64 - 1
 
 _NAMES = {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
           list: "a list", dict: "an object"}
@@ -38,6 +41,10 @@ def field(spec: dict, name: str, kind: type | tuple[type, ...], where: str,
         wanted = " or ".join(_NAMES.get(k, k.__name__) for k in kinds)
         raise ModelFileError("%s: field %r must be %s, not %s." % (where, name, wanted,
                                                                    _describe(value)))
+    if type(value) is int and not -2 ** 63 <= value <= U64:
+        # serde_json reads a larger integer as a float, which no integer
+        # field of tokenizers takes.
+        raise ModelFileError("%s: field %r is out of range: %d." % (where, name, value))
     return value
 
 
@@ -65,11 +72,14 @@ def char_field(spec: dict, name: str, where: str, default: Any = REQUIRED) -> st
     return value
 
 
-def count_field(spec: dict, name: str, where: str, default: Any = REQUIRED) -> int:
-    """A non-negative integer field (a ``usize``/``u32`` in tokenizers)."""
+def count_field(spec: dict, name: str, where: str, default: Any = REQUIRED, limit: int = U64) -> int:
+    """A non-negative integer field (a ``usize`` in tokenizers; ``limit=U32``
+    for a ``u32``, as ids are)."""
     value = field(spec, name, int, where, default)
     if value is not None and value < 0:
         raise ModelFileError("%s: field %r must not be negative, not %d." % (where, name, value))
+    if value is not None and value > limit:
+        raise ModelFileError("%s: field %r must be at most %d, not %d." % (where, name, limit, value))
     return value
 
 

@@ -86,6 +86,9 @@ KNOWN_HASHES = {spec.sha256: name for name, spec in ENCODINGS.items() if spec.sh
 _LINE = rb"([A-Za-z0-9+/]+={0,2})[ \t]+([0-9]+)[ \t\r]*"
 _GOOD_LINES = re.compile(rb"(?m)^%s$" % _LINE)
 _VALID_LINE = re.compile(_LINE)
+_TOKEN = re.compile(rb"[A-Za-z0-9+/]+={0,2}")
+#: tiktoken's Rank is a u32 (src/lib.rs); CoreBPE refuses a larger one.
+MAX_RANK = 2 ** 32 - 1
 
 
 def looks_like_tiktoken(path: str | os.PathLike) -> bool:
@@ -95,24 +98,43 @@ def looks_like_tiktoken(path: str | os.PathLike) -> bool:
             head = handle.read(4096)
     except OSError:
         return False
-    first = head.split(b"\n", 1)[0]
-    return bool(first) and _VALID_LINE.fullmatch(first) is not None
+    first = head.splitlines()[:1]  # a line ends at LF, CR or CRLF, as tiktoken reads it
+    return bool(first) and _VALID_LINE.fullmatch(first[0]) is not None
 
 
-def _bad_line(data: bytes, source: str) -> ModelFileError:
-    """The error for the first line that is not ``token rank``."""
-    for number, line in enumerate(data.split(b"\n"), 1):
-        if line and not _VALID_LINE.fullmatch(line):
-            return ModelFileError("%s:%d: not a rank file line (expected 'base64-token rank'): %r."
-                                  % (source, number, line[:60]))
-    return ModelFileError("%s: not a rank file." % source)
+def _split_lines(data: bytes, source: str) -> list[tuple[bytes, bytes]]:
+    """(token, rank) fields of every line, split as tiktoken's
+    ``load_tiktoken_bpe`` splits them (``bytes.splitlines``, so a CR alone
+    also ends a line; fields at ASCII whitespace; empty lines skipped),
+    where the one-regex pass did not take the whole file. Stricter than
+    tiktoken where it would silently change the file's meaning: a token
+    with characters that are not base64 (``b64decode`` drops them, or
+    what follows its padding) and a rank not in decimal digits
+    (``int`` takes ``+7`` and ``1_0``) are refused."""
+    fields = []
+    for number, line in enumerate(data.splitlines(), 1):
+        if not line:
+            continue
+        parts = line.split()
+        if len(parts) != 2:
+            raise ModelFileError("%s:%d: not a rank file line (expected 'base64-token rank'): %r."
+                                 % (source, number, line[:60]))
+        token, rank = parts
+        if not _TOKEN.fullmatch(token):
+            raise ModelFileError("%s:%d: %r is not base64 (characters other than A-Z a-z 0-9 + / "
+                                 "and final '=')." % (source, number, token[:60].decode("latin-1")))
+        if not rank.isdigit():
+            raise ModelFileError("%s:%d: rank %r is not a decimal number."
+                                 % (source, number, rank[:30].decode("latin-1")))
+        fields.append((token, rank))
+    return fields
 
 
-def _line_of(data: bytes, index: int) -> int:
-    """The line number of the ``index``-th non-empty line."""
+def _line_of(lines: list[bytes], index: int) -> int:
+    """The line number of the ``index``-th non-empty line of ``lines``."""
     count = 0
-    for number, line in enumerate(data.split(b"\n"), 1):
-        if line.strip():
+    for number, line in enumerate(lines, 1):
+        if line:
             if count == index:
                 return number
             count += 1
@@ -121,13 +143,15 @@ def _line_of(data: bytes, index: int) -> int:
 
 def parse_ranks(data: bytes, source: str = "<bytes>") -> dict[bytes, int]:
     """Token bytes -> rank, from a rank file's content. A malformed line,
-    a token or a rank given twice, raises ModelFileError naming the line."""
+    a token or a rank given twice, a rank over 32 bits (tiktoken's rank
+    type), raises ModelFileError naming the line."""
     if not data.strip():
         raise ModelFileError("%s: the rank file is empty." % source)
     found = _GOOD_LINES.findall(data)
     lines = data.split(b"\n")
     if len(found) != len(lines) - lines.count(b""):
-        raise _bad_line(data, source)
+        found = _split_lines(data, source)
+        lines = data.splitlines()
     tokens, ranks = zip(*found)
     ranks = list(map(int, ranks))
     try:
@@ -138,15 +162,19 @@ def parse_ranks(data: bytes, source: str = "<bytes>") -> dict[bytes, int]:
                 binascii.a2b_base64(token)
             except binascii.Error as exc:
                 raise ModelFileError("%s:%d: %r is not base64 (%s)." % (
-                    source, _line_of(data, index), token.decode("ascii"), exc)) from None
+                    source, _line_of(lines, index), token.decode("ascii"), exc)) from None
         raise
+    if max(ranks) > MAX_RANK:
+        index = next(i for i, rank in enumerate(ranks) if rank > MAX_RANK)
+        raise ModelFileError("%s:%d: rank %d is over %d (ranks are 32-bit)."
+                             % (source, _line_of(lines, index), ranks[index], MAX_RANK))
     result = dict(zip(decoded, ranks))
     if len(result) != len(decoded):
         raise ModelFileError("%s:%d: token %r is listed twice." % (
-            source, _line_of(data, _second(decoded)), decoded[_second(decoded)]))
+            source, _line_of(lines, _second(decoded)), decoded[_second(decoded)]))
     if len(set(ranks)) != len(ranks):
         raise ModelFileError("%s:%d: rank %d is given twice." % (
-            source, _line_of(data, _second(ranks)), ranks[_second(ranks)]))
+            source, _line_of(lines, _second(ranks)), ranks[_second(ranks)]))
     return result
 
 

@@ -33,14 +33,27 @@ class TokenizerParts(NamedTuple):
 def parse_json(text: str, source: str) -> dict:
     """The top-level object of a ``tokenizer.json``."""
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise ModelFileError("%s:%d:%d: not valid JSON: %s." % (source, exc.lineno, exc.colno, exc.msg)) from None
+    except ValueError as exc:  # what _no_constant says
+        raise ModelFileError("%s: not valid JSON: %s." % (source, exc)) from None
     except RecursionError:
         raise ModelFileError("%s: JSON nested too deeply." % source) from None
+    if "\\ud" in text or "\\uD" in text:  # an escaped surrogate: fine only in a pair
+        try:
+            json.dumps(data, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise ModelFileError("%s: not valid JSON: a \\u escape is a lone surrogate." % source) from None
     if not isinstance(data, dict) or "model" not in data:
         raise ModelFileError("%s: not a tokenizer.json (no JSON object with a \"model\")." % source)
     return data
+
+
+def _no_constant(name: str):
+    """NaN and Infinity, which Python's json reads and serde_json (so
+    tokenizers) refuses."""
+    raise ValueError("%s is not a JSON value" % name)
 
 
 def read_parts(data: dict, source: str) -> TokenizerParts:

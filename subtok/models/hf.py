@@ -39,8 +39,26 @@ def infer_type(spec: dict, where: str) -> str:
                          "BPE, Unigram, WordPiece, WordLevel." % where)
 
 
+#: The order in which tokenizers' untagged ``ModelWrapper`` tries the types.
+UNTAGGED_ORDER = ["BPE", "WordPiece", "WordLevel", "Unigram"]
+
+
 def from_json(spec: Any, where: str) -> TokenModel:
-    """The model ``spec`` describes."""
-    if isinstance(spec, dict) and "type" not in spec:
-        spec = dict(spec, type=infer_type(spec, where))
-    return build(spec, MODELS, "model", where)
+    """The model ``spec`` describes. A model without ``type`` that its
+    inferred type refuses is what the next type in tokenizers' order that
+    takes it makes of it (a WordPiece whose ``continuing_subword_prefix``
+    is no string loads there as a WordLevel); if none does, the inferred
+    type's error stands."""
+    if not isinstance(spec, dict) or "type" in spec:
+        return build(spec, MODELS, "model", where)
+    inferred = infer_type(spec, where)
+    try:
+        return build(dict(spec, type=inferred), MODELS, "model", where)
+    except ModelFileError as error:
+        refusal = error
+    for later in UNTAGGED_ORDER[UNTAGGED_ORDER.index(inferred) + 1:]:
+        try:
+            return build(dict(spec, type=later), MODELS, "model", where)
+        except ModelFileError:
+            continue
+    raise refusal

@@ -36,7 +36,7 @@ class BertNormalizer(TextNormalizer):
     def from_json(cls, spec: dict, where: str = "") -> BertNormalizer:
         return cls(field(spec, "clean_text", bool, where),
                    field(spec, "handle_chinese_chars", bool, where),
-                   field(spec, "strip_accents", bool, where, nullable=True),
+                   field(spec, "strip_accents", bool, where, None),
                    field(spec, "lowercase", bool, where))
 
     def normalize_aligned(self, text: AlignedString) -> None:

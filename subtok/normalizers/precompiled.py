@@ -49,10 +49,12 @@ class Precompiled(TextNormalizer):
     def from_json(cls, spec: dict, where: str = "") -> Precompiled:
         encoded = field(spec, "precompiled_charsmap", str, where, nullable=True)
         try:
-            return cls(base64.b64decode(encoded or "", validate=True))
+            blob = base64.b64decode(encoded or "", validate=True)
         except (binascii.Error, ValueError) as exc:
             raise ModelFileError("%s: precompiled_charsmap is not base64: %s." % (where, exc)) from None
-        except NormalizerError as exc:
+        try:
+            return cls(blob)
+        except NormalizerError as exc:  # (a ValueError too: checked apart from base64's)
             raise ModelFileError("%s: %s" % (where, exc)) from None
 
     def lookup(self, chunk: str) -> str | None:

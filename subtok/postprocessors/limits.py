@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from subtok.encoding import Encoding
 from subtok.errors import EncodeError, ModelFileError
-from subtok.formats.json_fields import count_field, field
+from subtok.formats.json_fields import U32, count_field, field
 
 _DIRECTIONS = ("Left", "Right")
 _STRATEGIES = ("LongestFirst", "OnlyFirst", "OnlySecond")
@@ -112,8 +112,8 @@ class Padding:
             raise ModelFileError("%s: padding strategy must be \"BatchLongest\" or {\"Fixed\": n}."
                                  % where)
         return cls(length, field(spec, "pad_to_multiple_of", int, where, None),
-                   _direction(spec, where), count_field(spec, "pad_id", where),
-                   count_field(spec, "pad_type_id", where), field(spec, "pad_token", str, where))
+                   _direction(spec, where), count_field(spec, "pad_id", where, limit=U32),
+                   count_field(spec, "pad_type_id", where, limit=U32), field(spec, "pad_token", str, where))
 
     def apply(self, encodings: list[Encoding]) -> None:
         """Pad every encoding to one length (``pad_encodings``)."""

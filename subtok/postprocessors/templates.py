@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from subtok.encoding import Encoding
 from subtok.errors import ModelFileError
-from subtok.formats.json_fields import field
+from subtok.formats.json_fields import U32, field
 from subtok.postprocessors.bytelevel import trim_offsets
 
 
@@ -34,7 +34,8 @@ class TemplateProcessing:
             ids = value.get("ids") if isinstance(value, dict) else None
             tokens = value.get("tokens") if isinstance(value, dict) else None
             if (not isinstance(ids, list) or not isinstance(tokens, list) or len(ids) != len(tokens)
-                    or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids)):
+                    or not all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i <= U32
+                               for i in ids)):
                 raise ModelFileError("%s: special token %r needs \"ids\" and \"tokens\" of one "
                                      "length." % (where, name))
             specials[name] = (ids, tokens)
@@ -77,7 +78,7 @@ def _template(pieces: list, where: str) -> list[tuple[str, str, int]]:
         name = body.get("id") if isinstance(body, dict) else None
         type_id = body.get("type_id") if isinstance(body, dict) else None
         if (kind not in ("Sequence", "SpecialToken") or not isinstance(name, str)
-                or not isinstance(type_id, int) or isinstance(type_id, bool)
+                or not isinstance(type_id, int) or isinstance(type_id, bool) or not 0 <= type_id <= U32
                 or (kind == "Sequence" and name not in ("A", "B"))):
             raise ModelFileError("%s[%d]: %r is not a template piece." % (where, i, piece))
         out.append(("sequence" if kind == "Sequence" else "token", name, type_id))
@@ -87,7 +88,7 @@ def _template(pieces: list, where: str) -> list[tuple[str, str, int]]:
 def _pair_field(spec: dict, name: str, where: str) -> tuple[str, int]:
     value = field(spec, name, list, where)
     if (len(value) != 2 or not isinstance(value[0], str) or not isinstance(value[1], int)
-            or isinstance(value[1], bool)):
+            or isinstance(value[1], bool) or not 0 <= value[1] <= U32):
         raise ModelFileError("%s: field %r must be [token, id]." % (where, name))
     return value[0], value[1]
 

@@ -235,6 +235,13 @@ class TrainerOptions:
             for symbol in getattr(self, name):
                 if not symbol:
                     raise TrainerError("--%s: a symbol must not be empty." % name)
+        for name in TEXT_OPTIONS:
+            value = getattr(self, name)
+            for text in (value if isinstance(value, list) else [value]):
+                if _has_surrogate(text):
+                    raise TrainerError(
+                        "--%s: %s is not UTF-8 text; pieces and symbols must be."
+                        % (name, _shown(text)))
         if not self.normalization_rule_tsv:
             from subtok.normalizers.charsmap_builder import BUILTIN_RULE_NAMES
             if self.normalization_rule_name not in BUILTIN_RULE_NAMES:
@@ -269,9 +276,9 @@ class TrainerOptions:
         float sums depend on it, records it).
         """
         return {
-            "input": list(self.input),
+            "input": [_recorded(path) for path in self.input],
             "input_format": self.input_format,
-            "model_prefix": self.model_prefix,
+            "model_prefix": _recorded(self.model_prefix),
             "model_type": MODEL_TYPE_IDS[self.model_type_name],
             "vocab_size": self.vocab_size,
             "accept_language": list(self.accept_language),
@@ -311,7 +318,7 @@ class TrainerOptions:
             "differential_privacy_noise_level": self.differential_privacy_noise_level,
             "differential_privacy_clipping_threshold": self.differential_privacy_clipping_threshold,
             "pretokenization_delimiter": self.pretokenization_delimiter,
-            "seed_sentencepieces_file": self.seed_sentencepieces_file,
+            "seed_sentencepieces_file": _recorded(self.seed_sentencepieces_file),
         }
 
     def rules(self) -> tuple[str, dict[str, str]]:
@@ -339,7 +346,7 @@ class TrainerOptions:
             "precompiled_charsmap": blob,
             "add_dummy_prefix": self.add_dummy_prefix,
             "remove_extra_whitespaces": self.remove_extra_whitespaces,
-            "normalization_rule_tsv": self.normalization_rule_tsv,
+            "normalization_rule_tsv": _recorded(self.normalization_rule_tsv),
         }
 
     def to_denormalizer_spec(self) -> dict[str, Any] | None:
@@ -353,8 +360,31 @@ class TrainerOptions:
             "add_dummy_prefix": False,
             "remove_extra_whitespaces": False,
             "escape_whitespaces": False,
-            "normalization_rule_tsv": self.denormalization_rule_tsv,
+            "normalization_rule_tsv": _recorded(self.denormalization_rule_tsv),
         }
+
+
+#: Options whose text becomes pieces or the text a model writes: they must
+#: be UTF-8 (a command line may hold any bytes; they arrive here as lone
+#: surrogates, which the model file's string fields cannot hold).
+TEXT_OPTIONS = ("control_symbols", "user_defined_symbols", "unk_piece", "bos_piece",
+                "eos_piece", "pad_piece", "unk_surface", "required_chars",
+                "pretokenization_delimiter")
+
+
+def _has_surrogate(text: str) -> bool:
+    return any("\ud800" <= char <= "\udfff" for char in text)
+
+
+def _shown(text: str) -> str:
+    """``text`` with its undecodable bytes written as \\xNN."""
+    return "'%s'" % text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _recorded(path: str) -> str:
+    """A path as the model records it: a file name may be any bytes, the
+    record must be text, so undecodable bytes are written as \\xNN."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 # ----------------------------------------------------------------------------

@@ -10,6 +10,7 @@ so). These tests fail, never skip, when the shared data is missing.
 from __future__ import annotations
 
 import array
+import json
 import os
 import random
 import re
@@ -31,6 +32,7 @@ from subtok.cli.fastpath.lines import LineCache
 from subtok.normalizers.charsmap import check_double_array
 
 sys.path.insert(0, str(ROOT / "scripts"))
+import fuzz_interop  # noqa: E402
 import fuzz_models  # noqa: E402  (the fuzzer's mutations serve the property test)
 
 N, U, C, UD, UNUSED, B = 1, 2, 3, 4, 5, 6
@@ -284,6 +286,21 @@ def test_nan_and_infinite_scores_of_a_bpe_model_merge_in_sentencepiece_order(spm
         proto.pieces[index].score = rng.choice(values)
     assert_encodes_alike(spm, proto.SerializeToString(), TEXTS + [
         "the quick brown fox", "I saw a girl with a telescope", "nothing at all"])
+
+
+def test_a_trie_label_flip_that_makes_a_key_no_character(spm):
+    """Found by scripts/fuzz_models.py (seed 1, case 109): bit 6 of unit
+    34818 of test_ja_model's trie turns a label 0xAA into 0xEA, which
+    hangs a key that is no UTF-8 character under another node. It loads in
+    sentencepiece; subtok took its trigger 'characters' for code points
+    (TypeError in ord()) before it fell back to bytes for such tries."""
+    proto = proto_of("test_ja_model")
+    _, blob = charsmap_parts(proto)
+    blob[4 + 4 * 34818] ^= 1 << 6
+    proto.normalizer_spec.precompiled_charsmap = bytes(blob)
+    ours = assert_encodes_alike(spm, proto.SerializeToString(), TEXTS + [
+        "\u5409\u7530\u5e73\u5ddd", "\uff76\uff9e\uff77", "\u30ab\u30bf\u30ab\u30ca"])
+    assert ours.normalizer.bytewise
 
 
 def test_huge_unigram_scores_overflow_to_infinity_as_in_cpp(spm):
@@ -637,3 +654,243 @@ def test_a_failed_rename_puts_the_replaced_file_back(tmp_path, monkeypatch):
             model_out.write(b"new model")
     assert (vocab.read_bytes(), model.read_bytes()) == (b"old vocab", b"old model")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.model", "m.vocab"]
+
+
+def test_command_line_bytes_that_are_not_utf8(tmp_path):
+    """A symbol given in bytes that are not UTF-8 is refused before any
+    training (the model's string fields cannot hold it); a file name in such
+    bytes is fine, and the model records it with \\xNN escapes."""
+    corpus = tmp_path / "c.txt"
+    corpus.write_bytes(b"hello world abc\n" * 50)
+    odd = os.fsdecode(bytes(tmp_path) + b"/\xfe.txt")
+    os.rename(corpus, odd)
+    proc = run_subtok("train", "--input", odd, "--model_prefix", str(tmp_path / "m"),
+                      "--vocab_size=20", "--model_type=char", "--user_defined_symbols=a," + os.fsdecode(b"\xff"),
+                      check=False)
+    assert proc.returncode == 1 and proc.stderr.decode().strip() == (
+        "subtok: error: --user_defined_symbols: '\\xff' is not UTF-8 text; pieces and symbols must be.")
+    run_subtok("train", "--input", odd, "--model_prefix", str(tmp_path / "m"), "--vocab_size=20",
+               "--model_type=char")
+    assert proto_path_record(tmp_path / "m.model") == [bytes(tmp_path) + b"/\\xfe.txt"]
+
+
+def proto_path_record(path: Path) -> list[bytes]:
+    from subtok._proto import sentencepiece_model_raw_pb2 as raw
+    return list(raw.ModelProto.FromString(path.read_bytes()).trainer_spec.input)
+
+
+# --------------------------------------------------------------- the other loaders (fuzz_interop.py finds)
+
+INTEROP = DATA / "interop"
+
+
+def interop_file(name: str) -> Path:
+    path = INTEROP / name
+    assert path.exists(), "shared data not found: %s" % path  # fail, never skip
+    return path
+
+
+def tiktoken_reads(path: Path) -> dict[bytes, int]:
+    """What tiktoken's own reader makes of a rank file (never a cached copy)."""
+    import tiktoken.load
+    os.environ["TIKTOKEN_CACHE_DIR"] = ""
+    return tiktoken.load.load_tiktoken_bpe(str(path))
+
+
+@pytest.mark.parametrize("form", ["CR", "CRLF", "vertical tab", "leading blank", "tab and trailing blank"])
+def test_rank_files_are_split_into_lines_and_fields_as_tiktoken_splits_them(tmp_path, form):
+    """Found by fuzz_models.py --target tiktoken: tiktoken reads lines at
+    CR too and fields at any ASCII blank; such files were refused."""
+    from subtok.formats.tiktoken import load_tiktoken, parse_ranks
+    lines = interop_file("cl100k_base.tiktoken").read_bytes().split(b"\n")[:400]
+    if form == "CR":
+        data = b"\r".join(lines)
+    elif form == "CRLF":
+        data = b"\r\n".join(lines)
+    elif form == "vertical tab":
+        data = b"\n".join(line.replace(b" ", b"\x0b") for line in lines)
+    elif form == "leading blank":
+        data = b"\n".join(b" " + line for line in lines)
+    else:
+        data = b"\n".join(line.replace(b" ", b"\t") + b" " for line in lines)
+    path = tmp_path / "ranks.tiktoken"
+    path.write_bytes(data)
+    ranks = tiktoken_reads(path)
+    assert parse_ranks(data, str(path)) == ranks
+    import tiktoken
+    theirs = tiktoken.Encoding("cut", pat_str=fuzz_interop.cl100k_definition()["pat_str"],
+                               mergeable_ranks=ranks, special_tokens={})
+    for text in ("hello world", "  the  end\n", "1234567"):
+        assert load_tiktoken(path, pattern="cl100k").encode_ordinary(text) == theirs.encode_ordinary(text)
+
+
+@pytest.mark.parametrize("line, message", [
+    (b"X0_F0 300", "'X0_F0' is not base64 (characters other"),
+    (b"IG5==1bWJlcg== 300", "'IG5==1bWJlcg==' is not base64 (characters other"),
+    (b"YWJj +300", "rank '+300' is not a decimal number"),
+    (b"YWJj 3_00", "rank '3_00' is not a decimal number"),
+])
+def test_rank_lines_tiktoken_would_silently_change_are_refused(tmp_path, line, message):
+    """tiktoken's b64decode drops what is not base64 (or follows the
+    padding) and int() takes '+300' and '3_00': it loads such lines,
+    subtok refuses them, with the line, in one line on the command line."""
+    lines = interop_file("cl100k_base.tiktoken").read_bytes().split(b"\n")[:300]
+    path = tmp_path / "ranks.tiktoken"
+    path.write_bytes(b"\n".join(lines + [line]) + b"\n")
+    assert len(tiktoken_reads(path)) == 301
+    proc = run_subtok("encode", "--model", str(path), "--pattern", "cl100k", input=b"abc\n", check=False)
+    assert proc.returncode == 1 and proc.stdout == b""
+    lines = proc.stderr.decode().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("subtok: error: %s:301: %s" % (path, message)), lines
+
+
+def _tokenizers_outcome(text: str):
+    import tokenizers
+    try:
+        return tokenizers.Tokenizer.from_str(text), None
+    except Exception as exc:  # tokenizers refuses with its own Exception
+        return None, str(exc)
+
+
+def _bert_json(change) -> str:
+    data = json.loads(interop_file("bert_base_uncased.tokenizer.json").read_bytes())
+    change(data)
+    return json.dumps(data)
+
+
+@pytest.mark.parametrize("change", [
+    "added id over 32 bits", "added id negative", "vocab id over 32 bits", "template id over 32 bits",
+    "NaN", "lone surrogate", "shared id"])
+def test_tokenizer_json_values_tokenizers_refuses_are_refused_in_one_line(tmp_path, change):
+    """Found by fuzz_models.py --target tokenizer-json: serde takes ids as
+    u32 and no NaN or lone surrogate; subtok took them. Two tokens sharing
+    an id load in tokenizers, which then decodes the id as either (its map
+    is randomly seeded): refused here."""
+    changes = {
+        "added id over 32 bits": lambda d: d["added_tokens"][1].update(id=2 ** 63),
+        "added id negative": lambda d: d["added_tokens"][1].update(id=-1),
+        "vocab id over 32 bits": lambda d: d["model"]["vocab"].update(hello=2 ** 32),
+        "template id over 32 bits": lambda d: d["post_processor"]["special_tokens"]["[CLS]"].update(ids=[2 ** 32]),
+        "NaN": lambda d: d["model"].update(max_input_chars_per_word=float("nan")),
+        "lone surrogate": lambda d: d["added_tokens"][1].update(content="\ud800"),
+        "shared id": lambda d: d["model"]["vocab"].update(hello=d["model"]["vocab"]["world"]),
+    }
+    text = _bert_json(changes[change])
+    theirs, refusal = _tokenizers_outcome(text)
+    assert (theirs is None) == (change != "shared id"), refusal
+    path = tmp_path / "tokenizer.json"
+    path.write_bytes(text.encode("utf-8", "surrogatepass"))
+    proc = run_subtok("encode", "--model", str(path), input=b"hello world\n", check=False)
+    assert proc.returncode == 1 and proc.stdout == b""
+    lines = proc.stderr.decode().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("subtok: error: %s: " % path), proc.stderr
+
+
+@pytest.mark.parametrize("field, value", [("continuing_subword_prefix", 5),
+                                          ("max_input_chars_per_word", 2 ** 64)])
+def test_an_untyped_model_its_type_refuses_loads_as_the_next_type_that_takes_it(field, value):
+    """tokenizers reads a model without "type" as the first of BPE,
+    WordPiece, WordLevel, Unigram that takes it: a WordPiece with a bad
+    field is a WordLevel there (found by the tokenizer.json fuzz target)."""
+    from subtok.tokenizer import Tokenizer
+    text = _bert_json(lambda d: d["model"].update({field: value}))
+    theirs, refusal = _tokenizers_outcome(text)
+    assert theirs is not None, refusal
+    ours = Tokenizer.from_str(text)
+    assert type(ours.model).__name__ == type(theirs.model).__name__ == "WordLevel"
+    for line in ["hello unaffable world", "Hello, [MASK] day!", "\u00e9t\u00e9 \u4e2d\u6587"]:
+        expected = theirs.encode(line)
+        got = ours.encode(line)
+        assert (got.ids, got.tokens, got.offsets) == (expected.ids, expected.tokens, expected.offsets)
+
+
+def test_merges_of_both_forms_are_refused_as_tokenizers_refuses_them(tmp_path):
+    """serde reads a merges list as all "a b" strings or all ["a", "b"]
+    pairs; one merge of the other form made tokenizers refuse the file and
+    subtok load it (found by the tokenizer.json fuzz target)."""
+    from subtok.errors import ModelFileError
+    from subtok.tokenizer import Tokenizer
+    data = json.loads(interop_file("llama2_chat.tokenizer.json").read_bytes())
+    data["model"] = fuzz_interop.small_model(data["model"])
+    merges = data["model"]["merges"]
+    assert merges
+    def other(merge):
+        return " ".join(merge) if isinstance(merge, list) else merge.split(" ")
+
+    for mixed in ([other(merges[0])] + merges[1:], merges[:1] + list(map(other, merges[1:]))):
+        text = json.dumps(dict(data, model=dict(data["model"], merges=mixed)))
+        theirs, refusal = _tokenizers_outcome(text)
+        assert theirs is None
+        with pytest.raises(ModelFileError, match="merges must be all"):
+            Tokenizer.from_str(text)
+
+
+def test_a_vocab_json_id_over_32_bits_is_refused_where_tokenizers_wraps_it(tmp_path):
+    """tokenizers reads a vocab.json id of 2**32 as 0 (the id of another
+    token); subtok refuses it, naming the token."""
+    import tokenizers
+    from subtok.errors import ModelFileError
+    from subtok.formats.gpt2_files import byte_level_bpe_json
+    from subtok.tokenizer import Tokenizer
+    vocab, merges = tmp_path / "vocab.json", tmp_path / "merges.txt"
+    vocab.write_text(json.dumps({"!": 0, "a": 1, "b": 2, "ab": 2 ** 32}))
+    merges.write_text("#version: 0.2\na b\n")
+    theirs = tokenizers.ByteLevelBPETokenizer(str(vocab), str(merges))
+    assert theirs.encode("ab").ids == [0] and theirs.decode([0]) in ("!", "ab")
+    with pytest.raises(ModelFileError, match="'ab' must be at most 4294967295"):
+        Tokenizer.from_str(json.dumps(byte_level_bpe_json(vocab, merges)))
+
+
+@pytest.mark.parametrize("change", ["BertNormalizer without strip_accents",
+                                    "untyped BPE with merges of both forms"])
+def test_tokenizer_json_forms_tokenizers_loads_load_alike(change):
+    """Found by the tokenizer.json fuzz target: an Option field serde lets
+    be missing was required; an untyped BPE whose merges mix both forms is
+    a WordLevel in tokenizers (it has an unk_token), and was a BPE here."""
+    from subtok.tokenizer import Tokenizer
+    if change == "BertNormalizer without strip_accents":
+        text = _bert_json(lambda d: d["normalizer"].pop("strip_accents"))
+    else:
+        data = json.loads(interop_file("kogpt2_base_v2.tokenizer.json").read_bytes())
+        model = fuzz_interop.small_model(data["model"])
+        assert "type" not in model and model["merges"] and model.get("unk_token")
+        merges = model["merges"]
+        merges[0] = " ".join(merges[0]) if isinstance(merges[0], list) else merges[0].split(" ")
+        text = json.dumps(dict(data, model=model))
+    theirs, refusal = _tokenizers_outcome(text)
+    assert theirs is not None, refusal
+    ours = Tokenizer.from_str(text)
+    for line in ["H\u00e9llo W\u00f6rld, unaffable", "xxxxxxxxxxxx yy", "\uc548\ub155\ud558\uc138\uc694 \uc138\uacc4"]:
+        expected, got = theirs.encode(line), ours.encode(line)
+        assert (got.ids, got.tokens, got.offsets) == (expected.ids, expected.tokens, expected.offsets)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
+def test_a_signal_during_training_leaves_the_previous_pair_and_nothing_else(tmp_path, signum):
+    """What held in issue 20 (keep it so): training interrupted by SIGINT,
+    SIGTERM or SIGKILL leaves the previous model pair as it was and no
+    temporary file, and no worker process behind."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "m.model").write_bytes(b"the previous model")
+    (out / "m.vocab").write_bytes(b"the previous vocab")
+    proc = subprocess.Popen(subtok_command("train", "--input", str(CORPORA_DIR / "gutenberg_en.txt"),
+                                           "--model_prefix", str(out / "m"), "--vocab_size=8000",
+                                           "--num_threads=2"),
+                            stderr=subprocess.PIPE, cwd=ROOT, start_new_session=True)
+    time.sleep(3)
+    assert proc.poll() is None, "training ended before the signal"
+    os.kill(proc.pid, signum)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode != 0 and b"Traceback" not in err, err
+    for _ in range(100):  # workers of a killed parent see their pipe close and end
+        try:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError("worker processes outlived the training")
+    assert sorted(p.name for p in out.iterdir()) == ["m.model", "m.vocab"]
+    assert (out / "m.model").read_bytes() == b"the previous model"
+    assert (out / "m.vocab").read_bytes() == b"the previous vocab"

@@ -206,7 +206,11 @@ GOOD = b"YQ== 0\nYg== 1\nYWI= 2\n"
     (b"YQ== 0\n\nYQ== 1\n", ":3: token b'a' is listed twice"),
     (b"YQ== 0\nYg== 0\n", ":2: rank 0 is given twice"),
     (b"YQ== 0\nYg 1\n", ":2: 'Yg' is not base64"),
-    (b"YQ== 0\nYQ==== 1\n", ":2: not a rank file line"),
+    (b"YQ== 0\nYQ==== 1\n", ":2: 'YQ====' is not base64"),
+    (b"YQ== 0\nY!Q== 1\n", ":2: 'Y!Q==' is not base64"),
+    (b"YQ== 0\nYg== +1\n", ":2: rank '+1' is not a decimal number"),
+    (b"YQ== 0\nYg== 4294967296\n", ":2: rank 4294967296 is over 4294967295"),
+    (b"YQ== 0\rYg== 1\rYQ== 2\r", ":3: token b'a' is listed twice"),
 ])
 def test_bad_rank_files_are_one_line_errors(tmp_path, content, message):
     path = tmp_path / "bad.tiktoken"

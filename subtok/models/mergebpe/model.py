@@ -39,7 +39,7 @@ from operator import itemgetter
 import regex
 
 from subtok.errors import EncodeError, ModelFileError
-from subtok.formats.json_fields import field
+from subtok.formats.json_fields import U32, field
 from subtok.models.tokens import VocabModel, WordTokens
 
 Pair = tuple[int, int]
@@ -415,6 +415,19 @@ def vocab_field(spec: dict, where: str) -> dict[str, int]:
         token = next(t for t, i in vocab.items() if type(i) is not int or i < 0)
         raise ModelFileError("%s: vocabulary id of %r must be a non-negative integer, not %r."
                              % (where, token, vocab[token]))
+    if vocab and max(vocab.values()) > U32:
+        token = max(vocab, key=vocab.__getitem__)
+        raise ModelFileError("%s: vocabulary id of %r must be at most %d, not %d."
+                             % (where, token, U32, vocab[token]))
+    if len(set(vocab.values())) != len(vocab):
+        # tokenizers loads it, but which token an id decodes to is then the
+        # order of a randomly seeded hash map: refused rather than guessed.
+        first: dict[int, str] = {}
+        for token, token_id in vocab.items():
+            if token_id in first:
+                raise ModelFileError("%s: tokens %r and %r share id %d." % (where, first[token_id],
+                                                                           token, token_id))
+            first[token_id] = token
     return vocab
 
 
@@ -438,6 +451,9 @@ def merges_field(spec: dict, where: str) -> list[tuple[str, str]]:
         if (set(map(type, map(itemgetter(0), merges))) <= {str}
                 and set(map(type, map(itemgetter(1), merges))) <= {str}):
             return list(map(tuple, merges))
+    if str in kinds and list in kinds:  # serde's MergeType takes one form for the whole list
+        raise ModelFileError("%s: merges must be all \"a b\" strings or all [\"a\", \"b\"] pairs, "
+                             "not both." % where)
     out = []
     for rank, merge in enumerate(merges):
         parts = merge.split(" ") if isinstance(merge, str) else merge
