@@ -49,6 +49,7 @@ class _Group(click.Group):
     command_class = Command
 
     def main(self, args=None, prog_name=None, **extra):
+        extra.pop("standalone_mode", None)  # always False: errors are ours to print
         args = list(sys.argv[1:] if args is None else args)
         debug = _take_flag(args, "--debug")
         with _signals_unwind():
