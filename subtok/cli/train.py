@@ -34,8 +34,8 @@ HELP = {
     "seed_sentencepiece_size": "Unigram: number of seed pieces.",
     "seed_sentencepieces_file": "Unigram: seed pieces from a piece<TAB>freq file.",
     "shrinking_factor": "Unigram: fraction of pieces kept per pruning round.",
-    "num_threads": "Worker processes (at most one per core) that normalize a large corpus "
-                   "and train unigram; the model is the same for any value.",
+    "num_threads": "Worker processes for loading the corpus and for unigram EM (at most the "
+                   "cores); the model does not depend on it.",
     "num_sub_iterations": "Unigram: EM iterations per pruning round.",
     "max_sentencepiece_length": "Maximum piece length in characters.",
     "split_by_unicode_script": "Pieces do not cross Unicode script changes.",
@@ -69,7 +69,11 @@ HELP = {
     "enable_differential_privacy": "Deprecated in sentencepiece 0.2.3 (ignored).",
     "differential_privacy_noise_level": "Deprecated in sentencepiece 0.2.3 (ignored).",
     "differential_privacy_clipping_threshold": "Deprecated in sentencepiece 0.2.3 (ignored).",
-    "auto_character_coverage": "sentencepiece 0.2.3 only; not supported (rejected).",
+    "auto_character_coverage": "Not supported by subtok (refused if true); use "
+                               "--character_coverage.",
+    "use_sparse_pruning": "Not supported by subtok (refused if true).",
+    "mining_sentence_size": "Deprecated in sentencepiece (ignored, with a warning).",
+    "training_sentence_size": "Deprecated in sentencepiece (ignored, with a warning).",
     "random_seed": "Seed of the sentence sampler (default: a fixed seed).",
     "minloglevel": "0/1 = warnings, 2 = errors only.",
 }
