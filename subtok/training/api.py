@@ -19,6 +19,7 @@ The steps mirror ``spm_train``:
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,7 @@ def train(input: Any = None, model_prefix: str | os.PathLike | None = None, *,
     from subtok.training.corpus import Progress, load_corpus
     from subtok.training.spec import TrainerOptions
 
+    started = time.monotonic()
     if isinstance(input, str) and input.lstrip().startswith("--"):
         options = dict(parse_flag_string(input), **options)
         input, model_prefix = options.pop("input", None), options.pop("model_prefix", model_prefix)
@@ -94,9 +96,13 @@ def train(input: Any = None, model_prefix: str | os.PathLike | None = None, *,
     blob = proto.SerializeToString()
     if model_writer is not None:
         model_writer.write(blob)
+        progress.say("trained %d pieces, %s, %.1f s" % (size, opts.model_type_name,
+                                                         time.monotonic() - started))
         return model
     text = vocab_text(model, opts.vocabulary_output_piece_score).encode("utf-8", "surrogateescape")
     _write_pair(model_path, blob, vocab_path, text)
+    progress.say("wrote %s and %s: %d pieces, %s, %.1f s" % (
+        model_path, vocab_path, size, opts.model_type_name, time.monotonic() - started))
     return model
 
 
