@@ -40,11 +40,8 @@ _BLANKED = str.maketrans({"\b": " ", "\v": " ", "\f": " ", "\n": " ", "\r": " "}
 def normalize(model, normalization_rule_name, normalization_rule_tsv, use_internal_normalization,
               remove_extra_whitespaces, decompile, input, output, minloglevel, files):
     """Normalize text lines with a model's or a named rule set (like spm_normalize)."""
-    spec = _spec(model, normalization_rule_tsv, normalization_rule_name)
-    if not use_internal_normalization:
-        spec.add_dummy_prefix = False
-        spec.escape_whitespaces = False
-        spec.remove_extra_whitespaces = remove_extra_whitespaces
+    spec = normalizer_spec(model, normalization_rule_tsv, normalization_rule_name,
+                           use_internal_normalization, remove_extra_whitespaces)
     if decompile:
         with open_output(output) as out:
             out.write(decompiled_tsv(spec.precompiled_charsmap).encode("utf-8", "surrogateescape"))
@@ -54,7 +51,20 @@ def normalize(model, normalization_rule_name, normalization_rule_tsv, use_intern
     write_blocks((normalize_block(normalizer, block) for block in read_blocks(paths)), output)
 
 
-def _spec(model: str, rule_tsv: str, rule_name: str) -> NormalizerSpec:
+def normalizer_spec(model: str = "", rule_tsv: str = "", rule_name: str = "",
+                    use_internal: bool = False, remove_extra_whitespaces: bool = True
+                    ) -> NormalizerSpec:
+    """The spec spm_normalize runs: the source's, with its output flags
+    unless ``use_internal``."""
+    spec = _source_spec(model, rule_tsv, rule_name)
+    if not use_internal:
+        spec.add_dummy_prefix = False
+        spec.escape_whitespaces = False
+        spec.remove_extra_whitespaces = remove_extra_whitespaces
+    return spec
+
+
+def _source_spec(model: str, rule_tsv: str, rule_name: str) -> NormalizerSpec:
     """The NormalizerSpec of the first source given, in spm_normalize's order."""
     from subtok.normalizers import charsmap_builder
     if model:
