@@ -229,21 +229,23 @@ class SentencePieceAPI:
     # -- loading ----------------------------------------------------------
     @classmethod
     def from_file(cls, model_file, **kwargs):
-        if "model_file" in kwargs or "model_proto" in kwargs:
-            raise ValueError("model_file and model_proto cannot be passed via kwargs when "
-                             "using from_file classmethod.")
-        processor = cls(**kwargs)
+        processor = cls._unloaded("from_file", kwargs)
         processor.load_from_file(model_file)
         return processor
 
     @classmethod
     def from_proto(cls, model_proto, **kwargs):
-        if "model_file" in kwargs or "model_proto" in kwargs:
-            raise ValueError("model_file and model_proto cannot be passed via kwargs when "
-                             "using from_proto classmethod.")
-        processor = cls(**kwargs)
+        processor = cls._unloaded("from_proto", kwargs)
         processor.load_from_serialized_proto(model_proto)
         return processor
+
+    @classmethod
+    def _unloaded(cls, method: str, kwargs: dict):
+        """A processor with the options of ``kwargs``, for ``method`` to load."""
+        if "model_file" in kwargs or "model_proto" in kwargs:
+            raise ValueError("model_file and model_proto cannot be passed via kwargs when "
+                             "using %s classmethod." % method)
+        return cls(**kwargs)
 
     def load(self, model_file=None, model_proto=None) -> bool:
         if model_file and model_proto:
