@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CORPORA = ROOT.parent / "shared" / "data" / "corpora"
 DEFAULT_RUNS = ["botchan:1000", "botchan:4000", "en:4000", "de:4000", "fr:4000", "ru:4000",
-                "ko:4000", "ar:4000", "hi:4000", "ja:2000", "zh:2000",
+                "ko:4000", "ar:4000", "hi:4000", "ja:2000", "zh:4000",
                 "wagahaiwa_nekodearu:8000"]
 
 

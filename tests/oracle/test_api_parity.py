@@ -153,6 +153,13 @@ CALLS = [
     ("nbest_encode_batch", lambda m, sp, p: sp.nbest_encode(TEXTS, nbest_size=2, out_type=str)),
     ("nbest_encode_bos", lambda m, sp, p: sp.nbest_encode(TEXT, add_bos=True, nbest_size=2)),
     ("nbest_too_big", lambda m, sp, p: sp.nbest_encode(TEXT, nbest_size=1000)),
+    # -- parallel encode (one long text) ---------------------------------------
+    ("parallel_encode", lambda m, sp, p: sp.parallel_encode(TEXT * 20, chunk_len=64)),
+    ("ParallelEncodeAsPieces", lambda m, sp, p: sp.ParallelEncodeAsPieces(TEXT * 20,
+                                                                        chunk_len=64)),
+    ("parallel_encode_as_proto", lambda m, sp, p: sp.parallel_encode_as_proto(TEXT * 20,
+                                                                            chunk_len=64)),
+    ("parallel_encode_no_chunk", lambda m, sp, p: sp.parallel_encode(TEXT)),
     # -- decode ------------------------------------------------------------------
     ("decode_ids", lambda m, sp, p: sp.decode(sp.encode(TEXT))),
     ("decode_pieces", lambda m, sp, p: sp.decode(sp.encode(TEXT, out_type=str))),
