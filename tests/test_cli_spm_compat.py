@@ -155,3 +155,12 @@ def test_signals_leave_no_temporary_file(tmp_path, signum, code, threads):
     assert proc.returncode == code, err
     assert list(out.parent.iterdir()) == []
     assert b"Traceback" not in err
+
+
+def test_train_num_threads_help_says_what_the_default_means():
+    """spm_train's default of 16 is kept, but a bare ``[default: 16]``
+    read as 16 processes on any machine; the help says they are capped."""
+    shown = " ".join(subtok("train", "--help").stdout.decode().split())
+    assert "[default: 16, as spm_train; at most one per core is used]" in shown
+    num_threads = shown.split("--num_threads")[1].split("--num-sub-iterations")[0]
+    assert "[default: 16]" not in num_threads

@@ -19,9 +19,12 @@ import sys
 import termios
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 CORPORA = ROOT.parent / "shared" / "data" / "corpora"
 MODELS = ROOT.parent / "shared" / "data" / "models"
+INTEROP = ROOT.parent / "shared" / "data" / "interop"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
@@ -89,9 +92,15 @@ def test_bpe_merges_bar_has_a_total(tmp_path):
     assert sum(line.startswith("wrote ") for line in screen) == 1
 
 
-def test_encode_shows_a_byte_bar_on_a_terminal(tmp_path):
+@pytest.mark.parametrize("model", [MODELS / "test_model.model",
+                                   INTEROP / "gpt2.tokenizer.json",
+                                   INTEROP / "cl100k_base.tiktoken"], ids=lambda p: p.suffix)
+def test_encode_shows_a_byte_bar_on_a_terminal(tmp_path, model):
+    """Every kind of model file encodes with the bar (SentencePiece,
+    tokenizer.json, a tiktoken rank file)."""
+    assert model.is_file(), "shared data missing: %s" % model
     code, screen = run_on_terminal([
-        "encode", "--model", str(MODELS / "test_model.model"), "--output",
+        "encode", "--model", str(model), "--output",
         str(tmp_path / "out.txt"), str(CORPORA / "botchan.txt")])
     assert code == 0
     assert any(re.match(r"encoding:\s+\d+%\|.*/27\dk", line) for line in screen), screen

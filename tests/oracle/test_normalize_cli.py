@@ -29,8 +29,6 @@ DATA = ROOT.parent / "shared" / "data"
 CORPORA = sorted((DATA / "corpora").glob("*.txt"))
 MODELS = sorted((DATA / "models").glob("*.model"))
 RULES = ["nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity"]
-#: gutenberg_en (35 MB) is cut to its first lines to keep the suite short.
-MAX_LINES = 20000
 
 
 def distinct_charsmaps() -> list[Path]:
@@ -55,7 +53,7 @@ def corpus_lines(path: Path) -> list[bytes]:
     lines = path.read_bytes().split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
-    return lines[:MAX_LINES]
+    return lines
 
 
 def oracle_output(normalizer, lines: list[bytes]) -> bytes:
