@@ -38,7 +38,8 @@ _PROTO_OPTIONS_MESSAGE = ("add_bos, add_eos, reverse, and emit_unk_piece is not 
 #: after ``input`` in sentencepiece's order, fixed keyword arguments,
 #: whether sentencepiece also spells it in CamelCase). A target of None:
 #: the method itself (only the CamelCase spelling is added); "each": the
-#: processor's method, also taking a list of ids (one result per id).
+#: processor's method, also taking a sequence of ids (one result per id);
+#: "each_piece": the same for pieces, given as str or bytes.
 API: dict[str, tuple[str | None, tuple[str, ...], dict, bool]] = {
     "encode": (None, (), {}, True),
     "tokenize": ("encode", (), {}, True),
@@ -78,7 +79,7 @@ API: dict[str, tuple[str | None, tuple[str, ...], dict, bool]] = {
     "get_piece_size": (None, (), {}, True),
     "piece_size": ("get_piece_size", (), {}, False),
     "vocab_size": ("get_piece_size", (), {}, False),
-    "piece_to_id": (None, (), {}, True),
+    "piece_to_id": ("each_piece", (), {}, True),
     "id_to_piece": ("each", (), {}, True),
     "get_score": ("each", (), {}, True),
     "is_unknown": ("each", (), {}, True),
@@ -117,16 +118,60 @@ def _forwarder(name: str, target: str, params: tuple[str, ...], fixed: dict):
     return method
 
 
+def _batch(value) -> list | tuple | None:
+    """The items of ``value`` when sentencepiece's binding takes it as a
+    batch (0.2.3's ``IdToPiece`` / ``PieceToId`` accept any sequence: a
+    list, tuple, range, numpy array), else None (one id or piece)."""
+    if isinstance(value, (list, tuple)):
+        return value
+    if isinstance(value, (str, bytes, int)) or not hasattr(value, "__getitem__"):
+        return None
+    try:
+        return list(value)
+    except TypeError:  # a 0-d numpy array is one id
+        return None
+
+
 def _each(function):
-    """``function(self, id)`` that also takes a list of ids, as 0.2.3's
-    ``REGISTER_ID_METHOD`` bindings do (every id is checked first)."""
+    """``function(self, id)`` that also takes a sequence of ids, as 0.2.3's
+    id methods do (every id is checked first)."""
 
     def method(self, id):  # noqa: A002 - sentencepiece's parameter name
-        if isinstance(id, (list, tuple)):
-            for one in id:
-                self.check_id(one)
-            return [function(self, one) for one in id]
-        return function(self, id)
+        if type(id) is int:
+            return function(self, id)
+        items = _batch(id)
+        if items is None:
+            return function(self, id)
+        for one in items:
+            self.check_id(one)
+        return [function(self, one) for one in items]
+
+    method.__name__ = function.__name__
+    method.__doc__ = function.__doc__
+    return method
+
+
+def _piece_text(piece) -> str:
+    """A piece given as str or bytes (0.2.3's ``PieceToId`` takes both);
+    bytes that are not UTF-8 become the lone surrogates pieces hold."""
+    if isinstance(piece, str):
+        return piece
+    if isinstance(piece, bytes):
+        return piece.decode("utf-8", "surrogateescape")
+    raise TypeError("piece_to_id() takes str or bytes (or a sequence of them), not %s"
+                    % type(piece).__name__)
+
+
+def _each_piece(function):
+    """``function(self, piece)`` for a str or bytes piece, or a sequence of them."""
+
+    def method(self, piece):
+        if type(piece) is str:
+            return function(self, piece)
+        items = _batch(piece)
+        if items is None:
+            return function(self, _piece_text(piece))
+        return [function(self, _piece_text(one)) for one in items]
 
     method.__name__ = function.__name__
     method.__doc__ = function.__doc__
@@ -138,8 +183,8 @@ def install_api(cls) -> None:
     for name, (target, params, fixed, camel) in API.items():
         if target is None:
             method = getattr(cls, name)
-        elif target == "each":
-            method = _each(getattr(cls, name))
+        elif target in ("each", "each_piece"):
+            method = (_each if target == "each" else _each_piece)(getattr(cls, name))
             setattr(cls, name, method)
         elif not params and not fixed:
             method = getattr(cls, target)

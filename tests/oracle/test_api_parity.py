@@ -18,6 +18,7 @@ import io
 import pickle
 from pathlib import Path
 
+import numpy
 import pytest
 import sentencepiece
 
@@ -203,6 +204,19 @@ CALLS = [
     ("id_to_piece_list_bad", lambda m, sp, p: sp.id_to_piece([1, len(sp)])),
     ("PieceToId", lambda m, sp, p: sp.PieceToId("▁the")),
     ("piece_to_id_list", lambda m, sp, p: sp.piece_to_id(["▁the", "zzzqqq", "<unk>"])),
+    # ids and pieces as 0.2.3's binding takes them: any sequence, numpy
+    # integers and arrays, pieces as bytes; anything else is a TypeError.
+    ("id_to_piece_range", lambda m, sp, p: sp.id_to_piece(range(3))),
+    ("id_to_piece_numpy", lambda m, sp, p: sp.id_to_piece(numpy.array([5, 6]))),
+    ("id_to_piece_numpy_scalar", lambda m, sp, p: sp.IdToPiece(numpy.int64(5))),
+    ("id_to_piece_str", lambda m, sp, p: sp.id_to_piece("5")),
+    ("get_score_numpy", lambda m, sp, p: sp.get_score(numpy.array([5, 6]))),
+    ("is_unknown_numpy", lambda m, sp, p: sp.is_unknown(numpy.array([0, 6]))),
+    ("piece_to_id_bytes", lambda m, sp, p: sp.piece_to_id("▁the".encode())),
+    ("piece_to_id_bytes_list", lambda m, sp, p: sp.PieceToId(["▁the".encode(), "a"])),
+    ("piece_to_id_numpy", lambda m, sp, p: sp.piece_to_id(numpy.array(["▁the", "a"]))),
+    ("piece_to_id_int", lambda m, sp, p: sp.piece_to_id(5)),
+    ("piece_to_id_none", lambda m, sp, p: sp.piece_to_id(None)),
     ("GetScore", lambda m, sp, p: sp.GetScore(10)),
     ("get_score_list", lambda m, sp, p: sp.get_score([0, 10, 20])),
     ("get_score_bad", lambda m, sp, p: sp.get_score(-1)),
