@@ -89,6 +89,10 @@ API: dict[str, tuple[str | None, tuple[str, ...], dict, bool]] = {
 }
 
 
+#: ``encode``'s keyword arguments, none given.
+_NO_OPTIONS = (None,) * 12
+
+
 def camel_case(name: str) -> str:
     """sentencepiece's CamelCase spelling of a snake_case name."""
     return "".join("NBest" if word == "nbest" else word.capitalize() for word in name.split("_"))
@@ -338,6 +342,12 @@ class SentencePieceAPI:
                enable_sampling=None, nbest_size=None, alpha=None, num_threads=None,
                thread_pool=None, return_type=None, out_type=None, return_bytes=None):
         """Encode a string (or a list of strings), as sentencepiece's ``Encode``."""
+        if type(input) is str and (add_bos, add_eos, reverse, emit_unk_piece, enable_sampling,
+                                   nbest_size, alpha, num_threads, thread_pool, return_type,
+                                   out_type, return_bytes) == _NO_OPTIONS:
+            plain = self._plain_output(input)
+            if plain is not None:
+                return plain
         if _is_return_type(add_bos) and out_type is None and return_type is None:
             out_type, add_bos = add_bos, None
         kind = resolve_return_type(return_type, out_type, self._return_type)
@@ -354,6 +364,19 @@ class SentencePieceAPI:
         if isinstance(input, (list, tuple)):
             return [self._encode_one(text, kind, o, return_bytes) for text in input]
         return self._encode_one(input, kind, o, return_bytes)
+
+    def _plain_output(self, text: str):
+        """The ids or pieces of ``text`` when neither the call nor the
+        constructor asks for anything but them (None otherwise): the common
+        call skips the option resolution it does not need."""
+        if self._options != DEFAULTS:
+            return None
+        kind = self._return_type
+        if kind is int:
+            return [i for _, i in self.encode_pairs(text)]
+        if kind is str:
+            return [p for p, _ in self.encode_pairs(text)]
+        return None
 
     def _encode_one(self, input, kind, o: dict, return_bytes):
         text = _text_of(input)
