@@ -13,6 +13,11 @@ from subtok.errors import (DecodeError, EncodeError, IdOutOfRange, ModelFileErro
                      NormalizerError, SubtokError, TrainerError)
 from subtok.formats.sentencepiece import ModelData, load_model, save_model  # noqa: E402
 from subtok.processor import EncodedPiece, SentencePieceProcessor  # noqa: E402
+from subtok.sentencepiece_api import (ConvertToFlatbuffer, SentencePieceNormalizer,  # noqa: E402
+                                      SentencePieceTrainer, SetDataDir, SetMinLogLevel,
+                                      SetNBestTimeout, SetRandomGeneratorSeed, ThreadPool,
+                                      convert_to_flatbuffer, set_data_dir, set_min_log_level,
+                                      set_nbest_timeout, set_random_generator_seed)
 
 #: Short alias.
 Processor = SentencePieceProcessor
@@ -30,4 +35,9 @@ __all__ = [
     "SentencePieceProcessor", "Processor", "EncodedPiece", "ModelData", "load_model", "save_model",
     "SubtokError", "ModelFileError", "NormalizerError", "EncodeError", "DecodeError",
     "IdOutOfRange", "TrainerError", "train", "__version__",
+    # sentencepiece's module-level names
+    "SentencePieceTrainer", "SentencePieceNormalizer", "ThreadPool", "set_random_generator_seed",
+    "set_min_log_level", "set_nbest_timeout", "set_data_dir", "convert_to_flatbuffer",
+    "SetRandomGeneratorSeed", "SetMinLogLevel", "SetNBestTimeout", "SetDataDir",
+    "ConvertToFlatbuffer",
 ]

@@ -10,12 +10,14 @@ class SubtokError(Exception):
     """Base class of every error subtok raises on purpose."""
 
 
-class ModelFileError(SubtokError):
-    """A .model file cannot be read, parsed or validated."""
+class ModelFileError(SubtokError, RuntimeError):
+    """A .model file cannot be read, parsed or validated (a RuntimeError,
+    as sentencepiece raises for the same)."""
 
 
-class NormalizerError(SubtokError, ValueError):
-    """A precompiled charsmap or normalization rule is broken."""
+class NormalizerError(SubtokError, ValueError, RuntimeError):
+    """A precompiled charsmap or normalization rule is broken or missing
+    (sentencepiece raises RuntimeError for these)."""
 
 
 class EncodeError(SubtokError, ValueError):
@@ -30,8 +32,18 @@ class IdOutOfRange(DecodeError, IndexError):
     """An id outside [0, piece count) was passed to decode or id_to_piece."""
 
 
-class TrainerError(SubtokError):
-    """Training options or training data are invalid."""
+class TrainerError(SubtokError, RuntimeError):
+    """Training options or training data are invalid (a RuntimeError, as
+    sentencepiece's trainer raises for the same)."""
+
+
+class Unsupported(EncodeError, RuntimeError):
+    """A request the model or the API shape cannot serve (sentencepiece
+    raises RuntimeError for these: n-best on BPE, bos with 'proto', ...)."""
+
+
+class ModelNotInitialized(SubtokError, RuntimeError):
+    """A processor was used before a model was loaded."""
 
 
 class InputError(SubtokError):

@@ -53,3 +53,17 @@ def split_csv(text: str) -> list[str]:
             out.append(text[i:end])
             i = end + 1
     return out
+
+
+def parse_flag_string(text: str) -> dict[str, str]:
+    """sentencepiece's ``MergeSpecsFromArgs`` string form: ``"--input=a.txt
+    --vocab_size=100 --split_digits"`` -> ``{"input": "a.txt", ...}``.
+
+    Arguments are split at spaces (a value cannot hold one, as in
+    sentencepiece); a flag without ``=`` is switched on.
+    """
+    out: dict[str, str] = {}
+    for arg in text.split():
+        key, sep, value = (arg[2:] if arg.startswith("--") else arg).partition("=")
+        out[key] = value if sep else "true"
+    return out

@@ -6,8 +6,10 @@ Pipeline of one encode::
          --post-process--> byte fallback, unknown runs merged
          --extra options--> bos / eos / reverse / unk piece
 
-Names follow ``sentencepiece.SentencePieceProcessor`` where they overlap, so
-code written against sentencepiece mostly runs unchanged.
+sentencepiece's own Python API (its names in both spellings, ``out_type``
+and ``return_type`` shapes, constructor defaults, loading that returns True)
+is laid over this core by :class:`subtok.compat.SentencePieceAPI`, from one
+table of names; this module holds what subtok computes.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ import math
 import os
 
 from subtok import regularization
+from subtok.compat import SentencePieceAPI
 from subtok.decoders.sentencepiece import Decoder
-from subtok.errors import EncodeError, IdOutOfRange, SubtokError
+from subtok.errors import EncodeError, IdOutOfRange, SubtokError, Unsupported
 from subtok.formats.sentencepiece import (ModelData, load_model, parse_model, restrict_vocabulary,
                                          serialize_model)
 from subtok.models import MODELS
@@ -37,31 +40,30 @@ def to_text(value) -> str:
     raise TypeError("expected str or bytes, got %s" % type(value).__name__)
 
 
-class SentencePieceProcessor:
-    """Encode and decode with a SentencePiece model (``.model`` file)."""
+class SentencePieceProcessor(SentencePieceAPI):
+    """Encode and decode with a SentencePiece model (``.model`` file).
 
-    def __init__(self, model_file: str | os.PathLike | None = None, *,
-                 model_proto: bytes | None = None) -> None:
-        self._data: ModelData | None = None
-        if model_file is not None:
-            self.load(model_file)
-        elif model_proto is not None:
-            self.load_from_serialized_proto(model_proto)
+    The constructor, ``load`` and the sentencepiece-shaped ``encode`` /
+    ``decode`` come from :class:`~subtok.compat.SentencePieceAPI`.
+    """
+
+    _data: ModelData | None = None
 
     # -- loading --------------------------------------------------------
-    def load(self, model_file: str | os.PathLike) -> None:
-        self._setup(load_model(model_file))
+    def load_model_file(self, model_file: str | os.PathLike) -> None:
+        self.set_model(load_model(model_file))
 
-    def load_from_serialized_proto(self, data: bytes) -> None:
-        self._setup(parse_model(bytes(data), "<model proto>"))
+    def load_model_proto(self, data: bytes) -> None:
+        self.set_model(parse_model(bytes(data), "<model proto>"))
 
     @classmethod
     def from_model_data(cls, data: ModelData) -> "SentencePieceProcessor":
         processor = cls()
-        processor._setup(data)
+        processor.set_model(data)
         return processor
 
-    def _setup(self, data: ModelData) -> None:
+    def set_model(self, data: ModelData) -> None:
+        """Build the stages from ``data`` (replacing any loaded model)."""
         self._data = data
         vocab = data.vocabulary()
         self.vocab = vocab
@@ -84,9 +86,6 @@ class SentencePieceProcessor:
         self.pretokenizer = self.model.splitter
         self.postprocessor = SentencePiecePostProcessor(vocab)
 
-    def __reduce__(self):
-        return (_processor_from_proto, (self.serialized_model_proto(),))
-
     @property
     def model_data(self) -> ModelData:
         if self._data is None:
@@ -99,9 +98,6 @@ class SentencePieceProcessor:
     # -- vocabulary -----------------------------------------------------
     def get_piece_size(self) -> int:
         return len(self.vocab)
-
-    vocab_size = get_piece_size
-    piece_size = get_piece_size
 
     def __len__(self) -> int:
         return len(self.vocab)
@@ -118,9 +114,7 @@ class SentencePieceProcessor:
             return [self.piece_to_id(p) for p in piece]
         return self.vocab.piece_to_id(piece)
 
-    def id_to_piece(self, piece_id):
-        if isinstance(piece_id, (list, tuple)):
-            return [self.id_to_piece(i) for i in piece_id]
+    def id_to_piece(self, piece_id: int) -> str:
         return self.vocab.pieces[self.check_id(piece_id)]
 
     def get_score(self, piece_id: int) -> float:
@@ -166,11 +160,7 @@ class SentencePieceProcessor:
         data = self.model_data
         if not self.model.supports_vocabulary_restriction:
             raise EncodeError("Vocabulary constraint is only enabled in subword units.")
-        self._setup(restrict_vocabulary(data, valid))
-
-    # -- normalization ----------------------------------------------------
-    def normalize(self, text) -> str:
-        return self.normalizer.normalize(to_text(text))
+        self.set_model(restrict_vocabulary(data, valid))
 
     # -- encoding ---------------------------------------------------------
     def encode_pairs(self, text) -> list[Pair]:
@@ -208,56 +198,28 @@ class SentencePieceProcessor:
         edges = self.postprocessor.unknown_edges(pairs)
         return pairs, bool(edges & STARTS), bool(edges & ENDS)
 
-    def encode_with_offsets(self, text) -> list[EncodedPiece]:
+    def encode_with_offsets(self, text, segment=None) -> list[EncodedPiece]:
         """Encode and report each piece's surface and byte span in ``text``.
 
         Mirrors the pieces of sentencepiece's ``SentencePieceText``: begin and
         end are byte offsets into the original input; of the byte pieces an
         unknown character expands to, only the last carries its surface.
+        ``segment(normalized)`` gives the model's pairs (default: the best
+        segmentation; a sample or an n-best hypothesis for the API's protos).
         """
         original = to_text(text)
         normalized, norm_to_orig = self.normalizer.normalize_with_offsets(original)
         if not normalized:
             return []
-        if self.bytewise is not None and self.bytewise.applies(normalized):
+        if segment is not None:
+            pairs = segment(normalized)
+        elif self.bytewise is not None and self.bytewise.applies(normalized):
             pairs = self.bytewise.encode(normalized)
         else:
             pairs = self.model.encode(normalized)
         return self.postprocessor.with_offsets(pairs, original, norm_to_orig)
 
-    def encode(self, input, out_type=int, add_bos: bool = False, add_eos: bool = False,
-               reverse: bool = False, emit_unk_piece: bool = False, *,
-               enable_sampling: bool = False, nbest_size: int = -1, alpha: float = 0.1,
-               num_threads: int | None = None):
-        """Encode a string (or a list of strings) into ids or pieces."""
-        if isinstance(input, (list, tuple)):
-            return [self.encode(x, out_type, add_bos, add_eos, reverse, emit_unk_piece,
-                                enable_sampling=enable_sampling, nbest_size=nbest_size,
-                                alpha=alpha) for x in input]
-        if enable_sampling:
-            pairs = self._sample_pairs(input, nbest_size, alpha)
-        else:
-            pairs = self.encode_pairs(input)
-        return self._output(self.postprocessor.extra(pairs, add_bos, add_eos, reverse,
-                                                     emit_unk_piece), out_type)
-
     # -- sampling and n-best (the algorithms are the model's) -----------
-    def _sample_pairs(self, input, nbest_size: int, alpha: float, rng=None) -> list[Pair]:
-        """``encode(enable_sampling=True)``: 0.2.3's Python checks, then sample.
-
-        sentencepiece's Python wrapper refuses ``nbest_size`` 0 or 1 and a
-        missing ``alpha`` before calling C++ (which itself would fall back to
-        Viterbi); :meth:`sample_pairs` has the C++ behaviour. ``None`` stands
-        for 0.2.3's constructor defaults (``nbest_size=-1``, ``alpha=0.1``).
-        """
-        if nbest_size is None:  # None means the constructor default, as in 0.2.3
-            nbest_size = -1
-        if alpha is None:
-            alpha = 0.1
-        if nbest_size == 0 or nbest_size == 1:
-            raise EncodeError(regularization.SAMPLING_ARGS_MESSAGE)
-        return self.sample_pairs(input, nbest_size, alpha, rng)
-
     def check_sampling(self, nbest_size: int, what: str, alpha: float | None = None) -> None:
         """sentencepiece's checks, in its order: alpha, the size, the model type.
 
@@ -269,24 +231,23 @@ class SentencePieceProcessor:
         if alpha is not None and not (math.isfinite(alpha) and alpha >= 0.0):
             raise EncodeError("alpha must be a finite number >= 0, got %r." % (alpha,))
         if nbest_size > regularization.MAX_NBEST_SIZE:
-            raise EncodeError("nbest_size must be nbest_size <= %d"
+            raise Unsupported("nbest_size must be nbest_size <= %d"
                               % regularization.MAX_NBEST_SIZE)
         model = self.model
         able = model.supports_sampling if what == "SampleEncode" else model.supports_nbest
         if not able:
-            raise EncodeError("%s is not available for the current model." % what)
+            raise Unsupported("%s is not available for the current model." % what)
 
     def set_random_generator_seed(self, seed: int | None) -> None:
-        """Seed the generator used when no ``rng`` is passed (None: fresh entropy)."""
+        """Give this processor a generator of its own, seeded with ``seed``
+        (None: fresh entropy); otherwise it shares the module's generator
+        (``subtok.set_random_generator_seed``)."""
         self._rng = regularization.new_rng(seed)
 
     def _random(self, rng):
         if rng is not None:
             return rng
-        own = self.__dict__.get("_rng")
-        if own is None:
-            own = self._rng = regularization.new_rng()
-        return own
+        return self.__dict__.get("_rng") or regularization.shared_rng()
 
     def _lattice(self, text):
         return self.model.lattice(self.normalizer.normalize(to_text(text)))
@@ -327,44 +288,6 @@ class SentencePieceProcessor:
     def nbest_pairs(self, text, nbest_size: int) -> list[list[Pair]]:
         return [pairs for pairs, _ in self.nbest_pairs_and_scores(text, nbest_size)]
 
-    def nbest_encode(self, input, nbest_size: int = -1, out_type=int, add_bos: bool = False,
-                     add_eos: bool = False, reverse: bool = False, emit_unk_piece: bool = False):
-        """The ``nbest_size`` best segmentations, best first (unigram only).
-
-        As 0.2.3's Python ``nbest_encode``, ``nbest_size <= 0`` means 1.
-        """
-        if isinstance(input, (list, tuple)):
-            return [self.nbest_encode(x, nbest_size, out_type, add_bos, add_eos, reverse,
-                                      emit_unk_piece) for x in input]
-        return [hyp for hyp, _ in self.nbest_encode_and_score(
-            input, nbest_size, out_type, add_bos, add_eos, reverse, emit_unk_piece)]
-
-    def nbest_encode_and_score(self, input, nbest_size: int = -1, out_type=int,
-                               add_bos: bool = False, add_eos: bool = False,
-                               reverse: bool = False, emit_unk_piece: bool = False):
-        """Like :meth:`nbest_encode`, with each hypothesis' float32 score."""
-        if isinstance(input, (list, tuple)):
-            return [self.nbest_encode_and_score(x, nbest_size, out_type, add_bos, add_eos,
-                                                reverse, emit_unk_piece) for x in input]
-        hyps = self.nbest_pairs_and_scores(input, max(1, nbest_size))
-        post = self.postprocessor
-        return [(self._output(post.extra(pairs, add_bos, add_eos, reverse, emit_unk_piece),
-                              out_type), score) for pairs, score in hyps]
-
-    def nbest_encode_as_pieces(self, input, nbest_size: int = -1, **kwargs):
-        return self.nbest_encode(input, nbest_size, out_type=str, **kwargs)
-
-    def nbest_encode_as_ids(self, input, nbest_size: int = -1, **kwargs):
-        return self.nbest_encode(input, nbest_size, out_type=int, **kwargs)
-
-    def sample_encode_as_pieces(self, input, nbest_size: int = -1, alpha: float = 0.1, **kwargs):
-        return self.encode(input, out_type=str, enable_sampling=True, nbest_size=nbest_size,
-                           alpha=alpha, **kwargs)
-
-    def sample_encode_as_ids(self, input, nbest_size: int = -1, alpha: float = 0.1, **kwargs):
-        return self.encode(input, out_type=int, enable_sampling=True, nbest_size=nbest_size,
-                           alpha=alpha, **kwargs)
-
     def sample_encode_and_score(self, input, num_samples: int = 1, alpha: float = 0.1,
                                 wor: bool = False, include_best: bool = False, out_type=int,
                                 add_bos: bool = False, add_eos: bool = False,
@@ -394,6 +317,19 @@ class SentencePieceProcessor:
                                          emit_unk_piece), out_type), score)
                 for pairs, score in found]
 
+    def nbest_encode_and_score(self, input, nbest_size: int = -1, out_type=int,
+                               add_bos: bool = False, add_eos: bool = False,
+                               reverse: bool = False, emit_unk_piece: bool = False):
+        """The n best segmentations with each one's float32 score (unigram
+        only; ``nbest_size <= 0`` means 1, as 0.2.3's ``nbest_encode``)."""
+        if isinstance(input, (list, tuple)):
+            return [self.nbest_encode_and_score(x, nbest_size, out_type, add_bos, add_eos,
+                                                reverse, emit_unk_piece) for x in input]
+        post = self.postprocessor
+        return [(self._output(post.extra(pairs, add_bos, add_eos, reverse, emit_unk_piece),
+                              out_type), score)
+                for pairs, score in self.nbest_pairs_and_scores(input, max(1, nbest_size))]
+
     def calculate_entropy(self, input, alpha: float = 0.1):
         """Entropy (nats) of the segmentation distribution ``p ∝ exp(alpha · score)``."""
         if isinstance(input, (list, tuple)):
@@ -401,32 +337,15 @@ class SentencePieceProcessor:
         self.check_sampling(0, "CalculateEntropy")
         return self._lattice(input).entropy(alpha)
 
-    def encode_as_ids(self, input, **kwargs):
-        return self.encode(input, out_type=int, **kwargs)
-
-    def encode_as_pieces(self, input, **kwargs):
-        return self.encode(input, out_type=str, **kwargs)
-
     # -- decoding ---------------------------------------------------------
-    def decode_ids(self, ids) -> str:
+    def pairs_of_ids(self, ids) -> list[Pair]:
+        """``(piece, id)`` of each id; :class:`IdOutOfRange` for a bad one."""
         pieces = self.vocab.pieces
-        return self.decoder.decode([(pieces[self.check_id(i)], i) for i in ids])
+        return [(pieces[self.check_id(i)], i) for i in ids]
 
-    def decode_pieces(self, pieces) -> str:
+    def pairs_of_pieces(self, pieces) -> list[Pair]:
         lookup = self.vocab.piece_to_id
-        return self.decoder.decode([(p, lookup(p)) for p in pieces])
+        return [(p, lookup(p)) for p in pieces]
 
-    def decode(self, input):
-        """Decode ids or pieces (or a list of such lists) into text."""
-        if not input:
-            return ""
-        first = input[0]
-        if isinstance(first, (list, tuple)):
-            return [self.decode(x) for x in input]
-        if isinstance(first, str):
-            return self.decode_pieces(input)
-        return self.decode_ids(input)
-
-
-def _processor_from_proto(data: bytes) -> SentencePieceProcessor:
-    return SentencePieceProcessor(model_proto=data)
+    def decode_pairs(self, pairs: list[Pair]) -> str:
+        return self.decoder.decode(pairs)

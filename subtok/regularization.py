@@ -32,6 +32,23 @@ def new_rng(seed: int | None = None) -> random.Random:
     return random.Random(seed)
 
 
+#: The generator processors share unless given their own (sentencepiece
+#: too has one process-wide seed, ``SetRandomGeneratorSeed``).
+_shared: list[random.Random] = []
+
+
+def shared_rng() -> random.Random:
+    """The process-wide generator (fresh entropy until seeded)."""
+    if not _shared:
+        _shared.append(random.Random())
+    return _shared[0]
+
+
+def seed_shared_rng(seed: int | None) -> None:
+    """``set_random_generator_seed``: reseed the process-wide generator."""
+    shared_rng().seed(seed)
+
+
 def line_rng(seed: int, line_number: int) -> random.Random:
     """The generator for one input line under ``--random_seed``.
 
@@ -43,4 +60,5 @@ def line_rng(seed: int, line_number: int) -> random.Random:
     return random.Random(seed * 1_000_003 + line_number)
 
 
-__all__ = ["MAX_NBEST_SIZE", "SAMPLING_ARGS_MESSAGE", "new_rng", "line_rng"]
+__all__ = ["MAX_NBEST_SIZE", "SAMPLING_ARGS_MESSAGE", "new_rng", "line_rng", "shared_rng",
+           "seed_shared_rng"]

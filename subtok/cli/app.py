@@ -28,6 +28,7 @@ COMMANDS = {
     "export-vocab": ("subtok.cli.export_vocab", "export_vocab"),
     "train": ("subtok.cli.train", "train_command"),
     "convert": ("subtok.cli.convert", "convert"),
+    "normalize": ("subtok.cli.normalize", "normalize"),
 }
 #: spm-style spellings that also work (not listed in the help).
 ALIASES = {"export_vocab": "export-vocab"}
@@ -49,6 +50,7 @@ class _Group(click.Group):
     command_class = Command
 
     def main(self, args=None, prog_name=None, **extra):
+        extra.pop("standalone_mode", None)  # always False: errors are ours to print
         args = list(sys.argv[1:] if args is None else args)
         debug = _take_flag(args, "--debug")
         with _signals_unwind():
@@ -56,6 +58,9 @@ class _Group(click.Group):
                 return super().main(args, prog_name, standalone_mode=False, **extra)
             except click.exceptions.Exit as exc:
                 sys.exit(exc.exit_code)
+            except click.exceptions.NoArgsIsHelpError as exc:  # bare ``subtok``: the help
+                click.echo(exc.ctx.get_help() if exc.ctx else exc.format_message())
+                sys.exit(0)
             except click.Abort:
                 click.echo("subtok: aborted", err=True)
                 sys.exit(130)

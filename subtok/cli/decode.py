@@ -19,7 +19,8 @@ from subtok.processor import SentencePieceProcessor
 @option("input", multiple=True, help="Input file(s). Default: stdin.")
 @option("output", default=None, help="Output file. Default: stdout.")
 @option("input_format", default="piece", show_default=True, help="piece | id")
-@option("output_format", default="string", show_default=True, help="string")
+@option("output_format", default="string", show_default=True,
+        help="string (proto: checked, no output, as spm_decode)")
 @option("extra_options", default="", help="':'-separated bos, eos, reverse, unk, applied in order.")
 @option("num_threads", type=click.IntRange(1, 1024), default=1, show_default=True,
         help="Worker processes (forked; where the system cannot fork, one process).")
@@ -40,14 +41,22 @@ def decode(model, input, output, input_format, output_format, extra_options, num
                                              input, files, output, num_threads)
     if input_format not in ("piece", "id"):
         raise SubtokError("unknown input format: %s (choose piece or id)." % input_format)
-    if output_format != "string":
-        raise SubtokError("unknown output format: %s (only string is supported)." % output_format)
+    if output_format not in ("string", "proto"):
+        raise SubtokError("unknown output format: %s (choose string or proto)." % output_format)
     processor = load_any(model, **bert_settings(model, **bert_flags))
     paths = input_paths(input, files)
     if not isinstance(processor, SentencePieceProcessor):
         if extra_options:
             raise SubtokError("--extra_options needs a SentencePiece model, not a tokenizer.json.")
+        if output_format == "proto":
+            raise SubtokError("--output_format=proto needs a SentencePiece model, not a "
+                              "tokenizer.json.")
         from subtok.cli.tokenizer_lines import decode_lines
         return decode_lines(processor, paths, output, input_format, skip_special_tokens, num_threads)
     decoder = LineDecoder(processor, input_format, extra_options)
-    write_blocks(map_blocks(decoder, read_blocks(paths), num_threads), output)
+    blocks = map_blocks(decoder, read_blocks(paths), num_threads)
+    if output_format == "proto":
+        # spm_decode decodes each line into a proto it never prints (so
+        # bad ids still fail); the output stays empty.
+        blocks = (b"" for _ in blocks)
+    write_blocks(blocks, output)

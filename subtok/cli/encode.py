@@ -13,6 +13,7 @@ from subtok.cli.streams import check_readable, input_paths, read_blocks, read_li
 from subtok.errors import EncodeError, SubtokError
 from subtok.formats import load_any
 from subtok.processor import SentencePieceProcessor
+from subtok.progress import blocks_with_progress
 from subtok.vocab import PieceType
 
 SAMPLING_FORMATS = ("sample_piece", "sample_id", "nbest_piece", "nbest_id")
@@ -96,7 +97,8 @@ def encode(model, input, output, output_format, extra_options, nbest_size, alpha
         # does; encoding would produce nothing, so it is skipped.
         write_blocks((b"" for _ in read_blocks(paths)), output)
         return
-    write_blocks(map_blocks(encoder, read_blocks(paths), num_threads), output)
+    blocks = blocks_with_progress(read_blocks(paths), paths, "encoding")
+    write_blocks(map_blocks(encoder, blocks, num_threads), output)
 
 
 def _read_vocabulary(path: str, threshold: int) -> list[str]:

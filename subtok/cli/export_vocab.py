@@ -22,7 +22,8 @@ from subtok.processor import SentencePieceProcessor
 @option("pattern", default=None, help=PATTERN_HELP)
 @option("special_tokens", default=None, help=SPECIAL_TOKENS_HELP)
 @bert_vocab_options
-def export_vocab(model, output, output_format, pattern, special_tokens, **bert_flags):
+@option("minloglevel", type=int, default=0, hidden=True)
+def export_vocab(model, output, output_format, pattern, special_tokens, minloglevel, **bert_flags):
     """Print the vocabulary of a model (like spm_export_vocab)."""
     if for_tiktoken(model, pattern, special_tokens):
         from subtok.cli import tiktoken_lines

@@ -19,6 +19,7 @@ from __future__ import annotations
 from subtok.cli.batch import PerLine, map_blocks
 from subtok.cli.streams import open_output, read_blocks, write_blocks
 from subtok.errors import DecodeError, EncodeError
+from subtok.progress import blocks_with_progress
 from subtok.regularization import line_rng
 from subtok.tokenizer import Tokenizer
 
@@ -100,7 +101,8 @@ def encode_lines(tokenizer: Tokenizer, paths: list[str], output: str | None, out
     padding are off (every token of every line is written)."""
     tokenizer.truncation = tokenizer.padding = None
     encoder = TokenizerLineEncoder(tokenizer, output_format, add_special_tokens, seed)
-    write_blocks(map_blocks(encoder, read_blocks(paths), num_threads), output)
+    blocks = blocks_with_progress(read_blocks(paths), paths, "encoding")
+    write_blocks(map_blocks(encoder, blocks, num_threads), output)
 
 
 def decode_lines(tokenizer: Tokenizer, paths: list[str], output: str | None, input_format: str,

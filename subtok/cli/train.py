@@ -34,8 +34,9 @@ HELP = {
     "seed_sentencepiece_size": "Unigram: number of seed pieces.",
     "seed_sentencepieces_file": "Unigram: seed pieces from a piece<TAB>freq file.",
     "shrinking_factor": "Unigram: fraction of pieces kept per pruning round.",
-    "num_threads": "Worker processes (at most one per core) that normalize a large corpus "
-                   "and train unigram; the model is the same for any value.",
+    "num_threads": "Worker processes for loading the corpus and for unigram EM; the model is "
+                   "the same for any value.  [default: 16, as spm_train; at most one per "
+                   "core is used]",
     "num_sub_iterations": "Unigram: EM iterations per pruning round.",
     "max_sentencepiece_length": "Maximum piece length in characters.",
     "split_by_unicode_script": "Pieces do not cross Unicode script changes.",
@@ -69,10 +70,17 @@ HELP = {
     "enable_differential_privacy": "Deprecated in sentencepiece 0.2.3 (ignored).",
     "differential_privacy_noise_level": "Deprecated in sentencepiece 0.2.3 (ignored).",
     "differential_privacy_clipping_threshold": "Deprecated in sentencepiece 0.2.3 (ignored).",
-    "auto_character_coverage": "sentencepiece 0.2.3 only; not supported (rejected).",
+    "auto_character_coverage": "Not supported by subtok (refused if true); use "
+                               "--character_coverage.",
+    "use_sparse_pruning": "Not supported by subtok (refused if true).",
+    "mining_sentence_size": "Deprecated in sentencepiece (ignored, with a warning).",
+    "training_sentence_size": "Deprecated in sentencepiece (ignored, with a warning).",
     "random_seed": "Seed of the sentence sampler (default: a fixed seed).",
     "minloglevel": "0/1 = warnings, 2 = errors only.",
 }
+
+#: Options whose help states the default in words (the bare number misleads).
+_DEFAULT_IN_HELP = {"num_threads"}
 
 #: TrainerSpec fields that have no spm_train flag.
 _NO_FLAG = {"escape_whitespaces", "progress"}
@@ -93,7 +101,8 @@ def _decorators():
             decorators.append(bool_option(name, spec.default, help_text))
         else:
             decorators.append(option(name, type=_TYPES[spec.type], default=spec.default,
-                                     show_default=spec.type != "str" or bool(spec.default),
+                                     show_default=name not in _DEFAULT_IN_HELP and (
+                                         spec.type != "str" or bool(spec.default)),
                                      help=help_text))
     decorators.append(click.option("--quiet", "-q", is_flag=True, default=False,
                                    help="Errors only (same as --minloglevel=2)."))

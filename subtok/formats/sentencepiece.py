@@ -56,6 +56,12 @@ def _texts(values: list[bytes]) -> list[str]:
     return parts if len(parts) == len(values) else list(map(_text, values))
 
 
+def proto_messages():
+    """The generated module (``ModelProto``, ``NormalizerSpec``, ...), for
+    code that must write these messages exactly as sentencepiece does."""
+    return _pb2()
+
+
 @dataclass
 class NormalizerSpec:
     """The NormalizerSpec fields that shape encoding."""
@@ -113,7 +119,8 @@ def restrict_vocabulary(data: ModelData, valid) -> ModelData:
     return restricted
 
 
-def _normalizer_from_proto(spec) -> NormalizerSpec:
+def normalizer_from_proto(spec) -> NormalizerSpec:
+    """A NormalizerSpec message as plain values."""
     return NormalizerSpec(
         name=_text(spec.name),
         precompiled_charsmap=bytes(spec.precompiled_charsmap),
@@ -139,7 +146,7 @@ def model_from_proto(proto) -> ModelData:
     )
     denormalizer = None
     if proto.HasField("denormalizer_spec") and proto.denormalizer_spec.precompiled_charsmap:
-        denormalizer = _normalizer_from_proto(proto.denormalizer_spec)
+        denormalizer = normalizer_from_proto(proto.denormalizer_spec)
     # One pass: each step over proto.pieces makes a wrapper per piece
     # (the cost of more passes is in docs/performance.md).
     raw, scores, types = [], [], []
@@ -152,7 +159,7 @@ def model_from_proto(proto) -> ModelData:
         scores=scores,
         types=types,
         model_type=model_type,
-        normalizer=_normalizer_from_proto(proto.normalizer_spec),
+        normalizer=normalizer_from_proto(proto.normalizer_spec),
         denormalizer=denormalizer,
         treat_whitespace_as_suffix=trainer.treat_whitespace_as_suffix,
         byte_fallback=trainer.byte_fallback,

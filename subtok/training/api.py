@@ -19,12 +19,13 @@ The steps mirror ``spm_train``:
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from subtok.errors import TrainerError
-from subtok.flags import split_csv
+from subtok.flags import parse_flag_string, split_csv
 from subtok.formats.sentencepiece import ModelData, build_proto, model_from_proto, vocab_text
 from subtok.atomic import atomic_writers
 from subtok.vocab import PieceType
@@ -34,7 +35,8 @@ from subtok.vocab import PieceType
 
 
 def train(input: Any = None, model_prefix: str | os.PathLike | None = None, *,
-          sentence_iterator: Iterable | None = None, **options: Any) -> ModelData:
+          sentence_iterator: Iterable | None = None, model_writer: Any = None,
+          **options: Any) -> ModelData:
     """Train a model like ``spm_train`` and return it.
 
     ``input`` is a path, a list/tuple of paths (``"-"`` = stdin), or any
@@ -43,7 +45,10 @@ def train(input: Any = None, model_prefix: str | os.PathLike | None = None, *,
     keyword is a spm_train option (``vocab_size=8000``, ``model_type="bpe"``,
     ``user_defined_symbols=["<sep>"]`` or ``"<sep>,<cls>"``, ...), plus
     ``random_seed``, ``minloglevel``/``quiet`` and ``progress``.
-    Writes ``<model_prefix>.model`` and ``<model_prefix>.vocab``.
+    Writes ``<model_prefix>.model`` and ``<model_prefix>.vocab``, or,
+    given ``model_writer`` (an object with ``write(bytes)``), hands it the
+    model and writes no file. ``input`` may also be spm_train's flags in
+    one string (``"--input=a.txt --model_prefix=m --vocab_size=100"``).
     Raises :class:`~subtok.errors.TrainerError` (or another
     :class:`~subtok.errors.SubtokError`) with a one-line message.
     """
@@ -51,8 +56,14 @@ def train(input: Any = None, model_prefix: str | os.PathLike | None = None, *,
     from subtok.training.corpus import Progress, load_corpus
     from subtok.training.spec import TrainerOptions
 
+    started = time.monotonic()
+    if isinstance(input, str) and input.lstrip().startswith("--"):
+        options = dict(parse_flag_string(input), **options)
+        input, model_prefix = options.pop("input", None), options.pop("model_prefix", model_prefix)
     paths, lines = _split_input(input, sentence_iterator)
-    if model_prefix is None or str(model_prefix) == "":
+    if model_writer is not None and not model_prefix:
+        model_prefix = ""
+    elif model_prefix is None or str(model_prefix) == "":
         raise TrainerError("--model_prefix is required: the output files are <prefix>.model "
                            "and <prefix>.vocab.")
     opts = TrainerOptions.from_kwargs(input=paths, model_prefix=str(model_prefix), **options)
@@ -61,7 +72,8 @@ def train(input: Any = None, model_prefix: str | os.PathLike | None = None, *,
     progress = Progress(opts.progress, opts.minloglevel)
     for message in opts.ignored_option_warnings():
         progress.warning(message)
-    model_path, vocab_path = _output_paths(opts.model_prefix)
+    if model_writer is None:
+        model_path, vocab_path = _output_paths(opts.model_prefix)
     normalizer_spec = opts.to_normalizer_spec()
     denormalizer_spec = opts.to_denormalizer_spec()
 
@@ -82,8 +94,15 @@ def train(input: Any = None, model_prefix: str | os.PathLike | None = None, *,
     model = model_from_proto(proto)
     model.vocabulary()  # the same checks a loader makes
     blob = proto.SerializeToString()
+    if model_writer is not None:
+        model_writer.write(blob)
+        progress.say("trained %d pieces, %s, %.1f s" % (size, opts.model_type_name,
+                                                         time.monotonic() - started))
+        return model
     text = vocab_text(model, opts.vocabulary_output_piece_score).encode("utf-8", "surrogateescape")
     _write_pair(model_path, blob, vocab_path, text)
+    progress.say("wrote %s and %s: %d pieces, %s, %.1f s" % (
+        model_path, vocab_path, size, opts.model_type_name, time.monotonic() - started))
     return model
 
 

@@ -44,9 +44,10 @@ import os
 import random
 import re
 import sys
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import closing
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from operator import itemgetter
 
@@ -54,6 +55,7 @@ from subtok.errors import TrainerError
 from subtok.float32 import f32
 from subtok.normalizers.sentencepiece import Normalizer
 from subtok.parallel import chunks, ordered_map, run_in_child, worker_count
+from subtok.progress import input_size
 from subtok.symbols import BOUNDARY, UNK_CHAR
 from subtok.symbols import SPACE_SYMBOL as SPACE
 from subtok.vocab import PieceType, byte_piece
@@ -67,11 +69,14 @@ _UNK_BYTES = UNK_CHAR.encode("utf-8")
 
 
 class Progress:
-    """Progress bars (tqdm on stderr) and warnings for one training run.
+    """Progress bars (tqdm on stderr), warnings and the summary of one run.
 
-    ``enabled=None`` shows bars only when stderr is a terminal. Warnings
-    are printed unless ``minloglevel >= 2``; subtok prints no INFO lines
-    (the bars take their place).
+    ``enabled=None`` shows bars only when stderr is a terminal. Bars carry
+    a total (and so an ETA) wherever it is known; a phase of unknown
+    length shows a live clock (:meth:`phase`). Warnings and the summary are
+    printed unless ``minloglevel >= 2``, through tqdm's writer while bars
+    are shown, so that a bar is redrawn below the message instead of being
+    cut by it.
     """
 
     def __init__(self, enabled: bool | None = False, minloglevel: int = 0) -> None:
@@ -81,17 +86,50 @@ class Progress:
         self.minloglevel = minloglevel
 
     def bar(self, iterable: Iterable | None = None, *, total: int | None = None,
-            desc: str = "", unit: str = "it"):
+            desc: str = "", unit: str = "it", unit_scale: bool = False,
+            bar_format: str | None = None):
         """``tqdm(iterable)`` when enabled, else a no-op stand-in."""
         if not self.enabled:
             return _NoBar(iterable)
         from tqdm import tqdm
-        return tqdm(iterable, total=total, desc=desc, unit=unit, file=sys.stderr,
-                    leave=False, dynamic_ncols=True)
+        return tqdm(iterable, total=total, desc=desc, unit=unit, unit_scale=unit_scale,
+                    file=sys.stderr, leave=False, dynamic_ncols=True, bar_format=bar_format)
+
+    @contextmanager
+    def phase(self, desc: str):
+        """A bar for a step that reports nothing while it runs: it shows
+        the time spent, redrawn twice a second by a helper thread."""
+        if not self.enabled:
+            yield
+            return
+        bar = self.bar(desc=desc, bar_format="{desc}: {elapsed}")
+        done = threading.Event()
+
+        def tick() -> None:
+            while not done.wait(0.5):
+                bar.refresh()
+
+        ticker = threading.Thread(target=tick, name="subtok-progress", daemon=True)
+        ticker.start()
+        try:
+            yield
+        finally:
+            done.set()
+            ticker.join()
+            bar.close()
 
     def warning(self, message: str) -> None:
-        if self.minloglevel < 2:
-            print("subtok: warning: %s" % message, file=sys.stderr)
+        self.say("subtok: warning: %s" % message)
+
+    def say(self, line: str) -> None:
+        """Print one line on stderr (unless quiet), keeping bars intact."""
+        if self.minloglevel >= 2:
+            return
+        if self.enabled:
+            from tqdm import tqdm
+            tqdm.write(line, file=sys.stderr)
+        else:
+            print(line, file=sys.stderr)
 
 
 class _NoBar:
@@ -257,9 +295,10 @@ def read_sentences(options: TrainerOptions, progress: Progress,
     tsv = options.input_format == "tsv"
     max_len = options.max_sentence_length
     too_long = 0
-    with progress.bar(desc="reading", unit=" lines") as bar:
+    total = input_size(options.input) if lines is None else None
+    with progress.bar(total=total, desc="reading", unit="B", unit_scale=True) as bar:
         for name, number, line in _source_lines(options, lines):
-            bar.update(1)
+            bar.update(len(line) + 1)
             freq = 1
             if tsv:
                 cols = line.split(b"\t")
@@ -514,7 +553,10 @@ def normalize_pass(raw: Iterable[tuple[str, int]], options: TrainerOptions,
     workers = worker_count(options.num_threads) if size >= NORMALIZE_PARALLEL_MIN_CHARS else 1
     results = ordered_map(_chunk_job, chunks(raw, _text_size, NORMALIZE_CHUNK_CHARS), workers,
                           shared=job)
-    with closing(results), progress.bar(total=len(raw) if isinstance(raw, list) else None,
+    # Streamed input has no known length: the reading bar (in bytes, with
+    # a total) then shows the progress of both.
+    counting = progress if isinstance(raw, list) else Progress(False)
+    with closing(results), counting.bar(total=len(raw) if isinstance(raw, list) else None,
                                         desc="normalizing", unit=" lines") as bar:
         for chunk_size, sentences, chunk_counts, chunk_units, chunk_nonempty in results:
             bar.update(chunk_size)

@@ -46,6 +46,8 @@ IGNORED_OPTIONS = {
     "differential_privacy_noise_level": "deprecated in sentencepiece 0.2.3, not implemented",
     "differential_privacy_clipping_threshold": "deprecated in sentencepiece 0.2.3, not implemented",
     "train_extremely_large_corpus": "deprecated in sentencepiece 0.2.3; subtok has no size limit",
+    "mining_sentence_size": "deprecated and unused in sentencepiece",
+    "training_sentence_size": "deprecated and unused in sentencepiece",
 }
 
 
@@ -124,6 +126,11 @@ class TrainerOptions:
     differential_privacy_noise_level: float = 0.0
     differential_privacy_clipping_threshold: int = 0
     auto_character_coverage: bool = False
+    mining_sentence_size: int = 0
+    training_sentence_size: int = 0
+    #: spm_train 0.2.3's flag (not a proto field): sparse pruning of the
+    #: unigram trainer, which subtok does not implement.
+    use_sparse_pruning: bool = False
     # -- process -------------------------------------------------------------
     random_seed: int = UNSET_SEED
     minloglevel: int = 0
@@ -226,7 +233,13 @@ class TrainerOptions:
             raise TrainerError("--escape_whitespaces=false: training requires "
                                "escape_whitespaces to be true.")
         if self.auto_character_coverage:
-            raise TrainerError("--auto_character_coverage is not supported by subtok.")
+            raise TrainerError("--auto_character_coverage is not supported by subtok: sentencepiece "
+                               "0.2.3's automatic coverage search (with byte fallback and sparse "
+                               "pruning) is not implemented; set --character_coverage instead.")
+        if self.use_sparse_pruning:
+            raise TrainerError("--use_sparse_pruning is not supported by subtok: sentencepiece "
+                               "0.2.3's sparse unigram pruning is not implemented; without it "
+                               "subtok trains as sentencepiece does by default.")
         if self.unk_id < 0:
             raise TrainerError("<unk> must be defined.")
         if not 0 <= self.random_seed <= UNSET_SEED:

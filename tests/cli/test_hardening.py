@@ -85,7 +85,7 @@ def assert_encodes_alike(spm, blob: bytes, texts=TEXTS) -> SentencePieceProcesso
         ids = theirs.encode(text)
         assert ours.encode(text) == ids, text
         raw = text if isinstance(text, bytes) else text.encode()
-        assert ours.normalize(text).encode("utf-8", "surrogateescape") == theirs.normalize(raw)
+        assert ours.normalize(raw) == theirs.normalize(raw)  # bytes in, bytes out, as spm
         line = raw.decode("utf-8", "surrogateescape")
         assert LineCache(ours).encode_line(line, True) == " ".join(map(str, ids)), text
         try:

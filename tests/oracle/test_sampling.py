@@ -56,14 +56,15 @@ def test_nbest_matches_sentencepiece(name, spm):
             assert _grouped(got) == _grouped(expected), (name, size, line)
             assert len(got) <= size
     line = lines[0]
-    assert sp.nbest_encode(line, 5) == ref.nbest_encode(line, nbest_size=5)
+    assert sp.nbest_encode(line, nbest_size=5) == ref.nbest_encode(line, nbest_size=5)
     for options in ({"add_bos": True}, {"add_eos": True, "reverse": True}, {"emit_unk_piece": True}):
         if ("add_bos" in options and sp.bos_id() < 0) or ("add_eos" in options and sp.eos_id() < 0):
             continue  # both fail alike; covered by the deterministic encode tests
-        assert (sp.nbest_encode("日本 x", 3, out_type=str, **options)
+        assert (sp.nbest_encode("日本 x", nbest_size=3, out_type=str, **options)
                 == ref.nbest_encode("日本 x", nbest_size=3, out_type=str, **options)), options
     # nbest_size <= 0 means 1 (the Viterbi result), as in 0.2.3.
-    assert sp.nbest_encode(line, 0) == [sp.encode(line)] == ref.nbest_encode(line, nbest_size=0)
+    assert (sp.nbest_encode(line, nbest_size=0) == [sp.encode(line)]
+            == ref.nbest_encode(line, nbest_size=0))
 
 
 def test_nbest_agenda_limits_match_sentencepiece(spm):

@@ -59,6 +59,7 @@ chunk is summed alone, and the chunk sums are added in chunk order.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import re
@@ -171,9 +172,27 @@ class _Reporter:
             if setter is not None:
                 setter(message, refresh=False)
 
+    def expect(self, steps: int) -> None:
+        """Give the bar its total (an estimate: the M-step may drop more)."""
+        if self.bar is not None and hasattr(self.bar, "total"):
+            self.bar.total = max(steps, getattr(self.bar, "n", 0))
+            self.bar.refresh()
+
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+
+
+def expected_steps(size: int, desired: int, shrinking_factor: float, sub_iterations: int) -> int:
+    """EM steps and prunes to come for ``size`` seed pieces: each round
+    runs ``sub_iterations`` EM steps and one prune to
+    ``max(desired, shrinking_factor * size)``, until ``desired`` is reached."""
+    rounds = 1
+    size = max(desired, int(shrinking_factor * size))
+    while size > desired:
+        size = max(desired, int(shrinking_factor * size))
+        rounds += 1
+    return rounds * (sub_iterations + 1)
 
 
 # ----------------------------------------------------------------------------
@@ -844,22 +863,29 @@ def train(corpus, options, progress=None) -> list[tuple[str, float]]:
     Returns ``vocab_size - len(corpus.meta)`` pieces (fewer if the corpus
     does not yield that many; the caller enforces ``hard_vocab_limit``).
     """
-    reporter = _Reporter(progress)
+    phase = getattr(progress, "phase", None)
     started = time.time()
-    lattices = None
+    lattices = reporter = None
     try:
         validator = PieceValidator(options)
         units, entries = collect_units(corpus, options)
         lattices = _LatticeRunner(units, options.num_threads)
-        pieces = make_seed_pieces(corpus, options, entries, validator, options.num_threads)
+        with phase("unigram seeds") if phase else contextlib.nullcontext():
+            pieces = make_seed_pieces(corpus, options, entries, validator, options.num_threads)
         del entries
+        reporter = _Reporter(progress)
         if not pieces:
             raise TrainerError("no character to train on: every character of the corpus is "
                                "outside the alphabet.")
         reporter.log("seeds: %d pieces, %d units (%.1fs)"
                      % (len(pieces), len(units), time.time() - started))
         desired = int(options.vocab_size * 1.1)
+        steps = 0
         while True:
+            reporter.expect(steps + expected_steps(len(pieces), desired,
+                                                   options.shrinking_factor,
+                                                   options.num_sub_iterations))
+            steps += options.num_sub_iterations + 1
             for sub_iter in range(options.num_sub_iterations):
                 model = _Model(pieces)
                 expected, objective = run_e_step(model, pieces, lattices)
@@ -886,7 +912,8 @@ def train(corpus, options, progress=None) -> list[tuple[str, float]]:
     finally:
         if lattices is not None:
             lattices.close()
-        reporter.close()
+        if reporter is not None:
+            reporter.close()
 
 
 __all__ = ["train", "make_seed_pieces", "frequent_substrings", "collect_units", "run_e_step",
