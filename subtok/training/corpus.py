@@ -217,13 +217,15 @@ def build_meta(options: TrainerOptions) -> list[tuple[int, str, int]]:
 # 2. reading
 
 
-def _source_lines(options: TrainerOptions, lines: Iterable | None) -> Iterator[tuple[str, int, bytes]]:
-    """(source name, line number, raw line bytes without "\\n")."""
+def _source_lines(options: TrainerOptions, lines: Iterable | None,
+                  keep_ends: bool = False) -> Iterator[tuple[str, int, bytes]]:
+    """(source name, line number, raw line bytes without "\\n", or with it
+    where it has one if ``keep_ends``)."""
     if lines is not None:
         for number, line in enumerate(lines, 1):
             if isinstance(line, str):
                 line = line.encode("utf-8", "surrogateescape")
-            yield "<sentences>", number, line[:-1] if line.endswith(b"\n") else line
+            yield "<sentences>", number, line[:-1] if line.endswith(b"\n") and not keep_ends else line
         return
     if not options.input:
         raise TrainerError("--input is required: give one or more files (or - for stdin).")
@@ -238,7 +240,7 @@ def _source_lines(options: TrainerOptions, lines: Iterable | None) -> Iterator[t
             name, close = path, True
         try:
             for number, line in enumerate(handle, 1):
-                yield name, number, line[:-1] if line.endswith(b"\n") else line
+                yield name, number, line[:-1] if line.endswith(b"\n") and not keep_ends else line
         except OSError as exc:
             raise TrainerError("%s: cannot read input: %s." % (name, exc.strerror or exc)) from None
         finally:
@@ -251,13 +253,18 @@ INT64_MAX = (1 << 63) - 1
 
 
 def read_sentences(options: TrainerOptions, progress: Progress,
-                   lines: Iterable | None = None) -> Iterator[tuple[str, int]]:
-    """Stream (raw sentence, freq), applying the per-line filters of §6.3."""
+                   lines: Iterable | None = None, *, raw: bool = False) -> Iterator[tuple[str, int]]:
+    """Stream (raw sentence, freq), applying the per-line filters of §6.3.
+
+    ``raw``: text lines exactly as they are, line end included (Hugging
+    Face ``tokenizers`` trains on them so), and none of sentencepiece's
+    filters (length, U+2585); only empty lines are skipped.
+    """
     tsv = options.input_format == "tsv"
-    max_len = options.max_sentence_length
+    max_len = options.max_sentence_length if not raw else sys.maxsize
     too_long = 0
     with progress.bar(desc="reading", unit=" lines") as bar:
-        for name, number, line in _source_lines(options, lines):
+        for name, number, line in _source_lines(options, lines, raw and not tsv):
             bar.update(1)
             freq = 1
             if tsv:
@@ -282,7 +289,7 @@ def read_sentences(options: TrainerOptions, progress: Progress,
                                      "(%d); such lines are skipped." % (name, number, max_len, len(line)))
                 too_long += 1
                 continue
-            if _UNK_BYTES in line:
+            if _UNK_BYTES in line and not raw:
                 continue
             yield line.decode("utf-8", "surrogateescape"), freq
 
