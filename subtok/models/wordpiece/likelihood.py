@@ -1,0 +1,232 @@
+r"""WordPiece's own criterion: merge the pair that most raises the likelihood
+of the corpus under a unigram model of the current symbols (Schuster &
+Nakajima 2012; training only).
+
+With ``C(s)`` the number of occurrences of symbol ``s`` in the current
+segmentation of the corpus (weighted by word counts), ``N = Σ C(s)`` and
+``P(s) = C(s)/N``, the gain of merging the adjacent pair ``x y`` is
+
+    gain(x, y) = C(xy) · (log P(xy) − log P(x) − log P(y))
+               = C(xy) · (log C(xy) + log N − log C(x) − log C(y))
+
+where ``C(xy)`` counts the adjacent occurrences of the pair (overlapping
+ones too, as in the frequency trainer; the merge then replaces them left to
+right without overlap).
+
+What a merge of ``x y`` into ``z`` (``m`` occurrences replaced) changes:
+
+1. ``C(x)`` and ``C(y)`` fall by ``m`` (by ``2m`` if ``x = y``), ``C(z)``
+   rises by ``m``: the gain of every pair holding ``x``, ``y`` or ``z``
+   changes (it *rises* for ``x`` and ``y``);
+2. the pairs around the replaced occurrences lose or gain occurrences
+   (:meth:`subtok.training.pair_merges.PairTable.rewrite`): their gains
+   change;
+3. ``N`` falls by ``m``: every gain changes, by ``C(xy) · Δlog N``.
+
+Choice: the pairs of 1 and 2 are recomputed exactly at once; 3 is handled
+lazily. ``N`` only falls, so a gain computed with an older ``N`` is an upper
+bound of the current one (for unchanged counts): the queue is a max-heap of
+gains stamped with the merge number, and a stale top is recomputed and put
+back before it may win. The winner is therefore the exact best pair.
+
+Rare pairs stay out of the queue: since ``C(xy) ≤ C(x)`` and
+``C(xy) ≤ C(y)``, ``gain ≤ C(xy)·log(N/C(xy))``, which grows with
+``C(xy)`` (below ``N/e``). Only pairs counted at least ``cut`` times are
+queued (and indexed by symbol for step 1); while the best queued gain is
+below ``cut·log(N/cut)`` no unqueued pair can beat it, and otherwise ``cut``
+is lowered and the newly eligible pairs queued. Pairs seen fewer than
+``min_frequency`` times are never merged.
+
+Ties: the larger pair count, then the pair of older symbols (smaller ids).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from subtok.training.pair_merges import PairTable, symbol_char, symbol_id
+
+
+@dataclass(frozen=True)
+class Added:
+    """One merge: ``left`` + ``right`` -> ``new`` (ids), at ``gain``."""
+
+    left: int
+    right: int
+    new: int
+    gain: float
+
+
+class LikelihoodMerger:
+    """The state of likelihood merging over a :class:`PairTable`."""
+
+    def __init__(self, table: PairTable, min_frequency: int) -> None:
+        self.table = table
+        self.where = table.count_pairs()
+        self.symbols: dict[str, int] = {}
+        for word, count in zip(table.words, table.counts):
+            for symbol in word:
+                self.symbols[symbol] = self.symbols.get(symbol, 0) + count
+        self.total = sum(self.symbols.values())
+        self.log_total = math.log(self.total) if self.total else 0.0
+        self.floor = max(1, min_frequency)
+        self.epoch = 0
+        self.heap: list = []
+        self.version: dict[str, int] = {}
+        self.by_symbol: dict[str, set[str]] = {}
+        counts = table.pair_count
+        self.cut = max(self.floor, max(counts.values(), default=0) // 4)
+        for pair, count in counts.items():
+            if count >= self.cut:
+                self.activate(pair)
+
+    # -- the queue -------------------------------------------------------------
+    def gain(self, pair: str) -> float:
+        count = self.table.pair_count[pair]
+        symbols = self.symbols
+        return count * (math.log(count) + self.log_total
+                        - math.log(symbols[pair[0]]) - math.log(symbols[pair[1]]))
+
+    def push(self, pair: str) -> None:
+        """Queue ``pair`` with its current gain (older entries become void)."""
+        stamp = self.version.get(pair, 0) + 1
+        self.version[pair] = stamp
+        heapq.heappush(self.heap, (-self.gain(pair), -self.table.pair_count[pair], pair,
+                                   stamp, self.epoch))
+        if len(self.heap) > 4 * len(self.version) + 100_000:
+            self.compact()
+
+    def compact(self) -> None:
+        """Drop the void entries (the heap would otherwise hold every gain
+        ever computed)."""
+        version = self.version
+        self.heap = [entry for entry in self.heap if version.get(entry[2]) == entry[3]]
+        heapq.heapify(self.heap)
+
+    def activate(self, pair: str) -> None:
+        for symbol in pair:
+            self.by_symbol.setdefault(symbol, set()).add(pair)
+        self.push(pair)
+
+    def deactivate(self, pair: str) -> None:
+        if self.version.pop(pair, None) is not None:
+            for symbol in pair:
+                self.by_symbol[symbol].discard(pair)
+
+    def lower_cut(self) -> None:
+        """Queue the pairs counted at least a quarter of the current cut."""
+        cut = max(self.floor, self.cut // 4)
+        version = self.version
+        for pair, count in self.table.pair_count.items():
+            if count >= cut and pair not in version:
+                self.activate(pair)
+        self.cut = cut
+
+    def bound(self) -> float:
+        """The largest gain a pair counted fewer than ``cut`` times can have."""
+        count = min(self.cut, self.total / math.e)
+        return count * (self.log_total - math.log(count)) if count > 0 else 0.0
+
+    def best(self) -> tuple[str, float] | None:
+        """Take the pair with the largest gain off the queue (None if none)."""
+        counts = self.table.pair_count
+        while True:
+            heap = self.heap  # (compact() may replace it)
+            if not heap:
+                if self.cut <= self.floor:
+                    return None
+                self.lower_cut()
+                continue
+            neg_gain, _, pair, stamp, epoch = heap[0]
+            if self.version.get(pair) != stamp:
+                heapq.heappop(heap)
+                continue
+            if counts.get(pair, 0) < self.floor:
+                heapq.heappop(heap)
+                self.deactivate(pair)
+                continue
+            if epoch != self.epoch:
+                heapq.heappop(heap)
+                self.push(pair)
+                continue
+            if self.cut > self.floor and -neg_gain < self.bound():
+                self.lower_cut()
+                continue
+            heapq.heappop(heap)
+            self.deactivate(pair)
+            return pair, -neg_gain
+
+    # -- a merge ---------------------------------------------------------------
+    def merge(self, pair: str, merged: str) -> None:
+        """Replace ``pair`` by the symbol ``merged`` everywhere; update counts."""
+        table = self.table
+        counts = table.pair_count
+        replaced = table.rewrite(pair, merged, sorted(set(self.where.pop(pair))))
+        del counts[pair]
+        left, right = pair
+        symbols = self.symbols
+        symbols[left] -= replaced
+        symbols[right] -= replaced
+        symbols[merged] = symbols.get(merged, 0) + replaced
+        self.total -= replaced
+        self.log_total = math.log(self.total)
+        self.epoch += 1
+        where = self.where
+        for gained, words in table.gained.items():
+            found = where.get(gained)
+            if found is None:
+                where[gained] = words
+            else:
+                found.extend(words)
+        changed = set(table.gained)
+        changed.update(table.lost)
+        for symbol in {left, right, merged}:
+            changed.update(self.by_symbol.get(symbol, ()))
+        table.gained.clear()
+        table.lost.clear()
+        self.requeue(changed)
+
+    def requeue(self, pairs: set[str]) -> None:
+        """Recompute the gains of ``pairs``; drop the ones left without occurrences."""
+        counts, version = self.table.pair_count, self.version
+        for pair in pairs:
+            count = counts.get(pair, 0)
+            if count <= 0:
+                counts.pop(pair, None)
+                self.where.pop(pair, None)
+                self.deactivate(pair)
+            elif pair in version:
+                self.push(pair)
+            elif count >= self.cut:
+                self.activate(pair)
+
+
+def merge_by_likelihood(table: PairTable, tokens: list[str], *, join: Callable[[str, str], str],
+                        vocab_size: int, min_frequency: int, bar=None) -> list[Added]:
+    """Merge pairs by likelihood gain until ``tokens`` (id -> string,
+    extended in place) has ``vocab_size`` entries; the merges in order."""
+    index = {token: i for i, token in enumerate(tokens)}
+    merger = LikelihoodMerger(table, min_frequency)
+    added: list[Added] = []
+    while len(index) < vocab_size:
+        found = merger.best()
+        if found is None:
+            break
+        pair, gain = found
+        left, right = symbol_id(pair[0]), symbol_id(pair[1])
+        text = join(tokens[left], tokens[right])
+        new = index.get(text)
+        if new is None:
+            new = index[text] = len(tokens)
+            tokens.append(text)
+            if bar is not None:
+                bar.update(1)
+        added.append(Added(left, right, new, gain))
+        merger.merge(pair, symbol_char(new))
+    return added
+
+
+__all__ = ["LikelihoodMerger", "Added", "merge_by_likelihood"]
