@@ -41,6 +41,7 @@ other 68 are U+0100 + n in byte order (space is ``Ġ``, newline ``Ċ``).
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable
 
@@ -205,12 +206,23 @@ def json_merges(tokens: list[str], merges: list[Merge]) -> list[list[str]]:
     return [[tokens[left], tokens[right]] for (left, right), _ in ordered]
 
 
+def oniguruma_pattern(pattern: str) -> str:
+    """``pattern`` as ``tokenizers``' regex engine (Oniguruma, Ruby syntax)
+    reads it the way tiktoken and the ``regex`` module do: Ruby has no
+    possessive interval, and reads ``\\p{N}{1,3}+`` as "one or more runs of
+    1 to 3 digits". In the named patterns the possessive interval ends its
+    alternative, where greedy matches the same, so the ``+`` is dropped (a
+    pattern of the user's may need more care)."""
+    return re.sub(r"(?<!\\)(\{\d+(?:,\d*)?\})\+", r"\1", pattern)
+
+
 def pre_tokenizer(options: TrainerOptions) -> dict:
     """The tokenizer.json pre-tokenizer that splits as training did."""
     if options.pattern == "gpt2":
         return {"type": "ByteLevel", "add_prefix_space": options.add_prefix_space,
                 "trim_offsets": True, "use_regex": True}
-    split = {"type": "Split", "pattern": {"Regex": PATTERNS.get(options.pattern, options.pattern)},
+    pattern = oniguruma_pattern(PATTERNS.get(options.pattern, options.pattern))
+    split = {"type": "Split", "pattern": {"Regex": pattern},
              "behavior": "Isolated", "invert": False}
     byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
                   "use_regex": False}

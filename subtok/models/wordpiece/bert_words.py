@@ -68,6 +68,19 @@ def char_class(ranges: Iterable[tuple[int, int]], extra: str = "", without: str 
     return "".join(parts)
 
 
+#: Characters whose canonical decomposition Unicode added after the tables
+#: of ``tokenizers``' NFD (the ``unicode-normalization-alignments`` crate):
+#: there they stay whole. U+11938 DIVES AKURU VOWEL SIGN O (Unicode 13).
+NFD_UNKNOWN = "\U00011938"
+
+
+def nfd(text: str) -> str:
+    """NFD as ``tokenizers`` computes it (see :data:`NFD_UNKNOWN`)."""
+    if NFD_UNKNOWN not in text:
+        return unicodedata.normalize("NFD", text)
+    return NFD_UNKNOWN.join(unicodedata.normalize("NFD", part) for part in text.split(NFD_UNKNOWN))
+
+
 class BertNormalizer:
     """``BertNormalizer`` of ``tokenizers`` (see the module docstring)."""
 
@@ -93,7 +106,7 @@ class BertNormalizer:
         if self.handle_chinese_chars:
             text = self._cjk.sub(r" \1 ", text)
         if self.strip_accents:
-            text = self._marks.sub("", unicodedata.normalize("NFD", text))
+            text = self._marks.sub("", nfd(text))
         if self.lowercase:
             # Rust lowercases character by character: a capital sigma is
             # always "σ", never the final "ς" that str.lower picks.

@@ -61,16 +61,25 @@ class Added:
 
 
 class LikelihoodMerger:
-    """The state of likelihood merging over a :class:`PairTable`."""
+    """The state of likelihood merging over a :class:`PairTable`.
+
+    ``logs[s]`` is ``log C(s)``; ``version[p]`` is the stamp of pair
+    ``p``'s valid queue entry (queued pairs only); ``by_symbol[s]`` the
+    queued pairs holding ``s``. A queue entry is ``(-gain, -count, pair,
+    stamp, epoch)``, ``epoch`` being the number of merges done when the
+    gain was computed.
+    """
 
     def __init__(self, table: PairTable, min_frequency: int) -> None:
         self.table = table
         self.where = table.count_pairs()
-        self.symbols: dict[str, int] = {}
+        symbols: dict[str, int] = {}
         for word, count in zip(table.words, table.counts):
             for symbol in word:
-                self.symbols[symbol] = self.symbols.get(symbol, 0) + count
-        self.total = sum(self.symbols.values())
+                symbols[symbol] = symbols.get(symbol, 0) + count
+        self.symbols = symbols
+        self.logs = {symbol: math.log(count) for symbol, count in symbols.items()}
+        self.total = sum(symbols.values())
         self.log_total = math.log(self.total) if self.total else 0.0
         self.floor = max(1, min_frequency)
         self.epoch = 0
@@ -79,24 +88,39 @@ class LikelihoodMerger:
         self.by_symbol: dict[str, set[str]] = {}
         counts = table.pair_count
         self.cut = max(self.floor, max(counts.values(), default=0) // 4)
-        for pair, count in counts.items():
-            if count >= self.cut:
-                self.activate(pair)
+        self.requeue([pair for pair, count in counts.items() if count >= self.cut])
 
     # -- the queue -------------------------------------------------------------
-    def gain(self, pair: str) -> float:
-        count = self.table.pair_count[pair]
-        symbols = self.symbols
-        return count * (math.log(count) + self.log_total
-                        - math.log(symbols[pair[0]]) - math.log(symbols[pair[1]]))
-
-    def push(self, pair: str) -> None:
-        """Queue ``pair`` with its current gain (older entries become void)."""
-        stamp = self.version.get(pair, 0) + 1
-        self.version[pair] = stamp
-        heapq.heappush(self.heap, (-self.gain(pair), -self.table.pair_count[pair], pair,
-                                   stamp, self.epoch))
-        if len(self.heap) > 4 * len(self.version) + 100_000:
+    def requeue(self, pairs) -> None:
+        """Queue ``pairs`` with their current gains (their older entries
+        become void): the queued ones, and the others counted at least
+        ``cut`` times. Pairs left without occurrences are forgotten."""
+        counts, version, logs = self.table.pair_count, self.version, self.logs
+        by_symbol, heap = self.by_symbol, self.heap
+        log, push = math.log, heapq.heappush
+        log_total, epoch, cut = self.log_total, self.epoch, self.cut
+        for pair in pairs:
+            count = counts.get(pair, 0)
+            if count <= 0:
+                counts.pop(pair, None)
+                self.where.pop(pair, None)
+                self.deactivate(pair)
+                continue
+            stamp = version.get(pair)
+            if stamp is None:
+                if count < cut:
+                    continue
+                stamp = 0
+                for symbol in pair:
+                    found = by_symbol.get(symbol)
+                    if found is None:
+                        by_symbol[symbol] = {pair}
+                    else:
+                        found.add(pair)
+            version[pair] = stamp + 1
+            gain = count * (log(count) + log_total - logs[pair[0]] - logs[pair[1]])
+            push(heap, (-gain, -count, pair, stamp + 1, epoch))
+        if len(heap) > 4 * len(version) + 100_000:
             self.compact()
 
     def compact(self) -> None:
@@ -106,11 +130,6 @@ class LikelihoodMerger:
         self.heap = [entry for entry in self.heap if version.get(entry[2]) == entry[3]]
         heapq.heapify(self.heap)
 
-    def activate(self, pair: str) -> None:
-        for symbol in pair:
-            self.by_symbol.setdefault(symbol, set()).add(pair)
-        self.push(pair)
-
     def deactivate(self, pair: str) -> None:
         if self.version.pop(pair, None) is not None:
             for symbol in pair:
@@ -118,12 +137,10 @@ class LikelihoodMerger:
 
     def lower_cut(self) -> None:
         """Queue the pairs counted at least a quarter of the current cut."""
-        cut = max(self.floor, self.cut // 4)
-        version = self.version
-        for pair, count in self.table.pair_count.items():
-            if count >= cut and pair not in version:
-                self.activate(pair)
-        self.cut = cut
+        self.cut = max(self.floor, self.cut // 4)
+        cut, version = self.cut, self.version
+        self.requeue([pair for pair, count in self.table.pair_count.items()
+                      if count >= cut and pair not in version])
 
     def bound(self) -> float:
         """The largest gain a pair counted fewer than ``cut`` times can have."""
@@ -134,7 +151,7 @@ class LikelihoodMerger:
         """Take the pair with the largest gain off the queue (None if none)."""
         counts = self.table.pair_count
         while True:
-            heap = self.heap  # (compact() may replace it)
+            heap = self.heap  # (requeue may compact it into a new list)
             if not heap:
                 if self.cut <= self.floor:
                     return None
@@ -150,7 +167,7 @@ class LikelihoodMerger:
                 continue
             if epoch != self.epoch:
                 heapq.heappop(heap)
-                self.push(pair)
+                self.requeue((pair,))
                 continue
             if self.cut > self.floor and -neg_gain < self.bound():
                 self.lower_cut()
@@ -163,14 +180,16 @@ class LikelihoodMerger:
     def merge(self, pair: str, merged: str) -> None:
         """Replace ``pair`` by the symbol ``merged`` everywhere; update counts."""
         table = self.table
-        counts = table.pair_count
         replaced = table.rewrite(pair, merged, sorted(set(self.where.pop(pair))))
-        del counts[pair]
+        del table.pair_count[pair]
         left, right = pair
-        symbols = self.symbols
+        symbols, logs = self.symbols, self.logs
         symbols[left] -= replaced
         symbols[right] -= replaced
         symbols[merged] = symbols.get(merged, 0) + replaced
+        for symbol in (left, right, merged):
+            if symbols[symbol] > 0:
+                logs[symbol] = math.log(symbols[symbol])
         self.total -= replaced
         self.log_total = math.log(self.total)
         self.epoch += 1
@@ -188,20 +207,6 @@ class LikelihoodMerger:
         table.gained.clear()
         table.lost.clear()
         self.requeue(changed)
-
-    def requeue(self, pairs: set[str]) -> None:
-        """Recompute the gains of ``pairs``; drop the ones left without occurrences."""
-        counts, version = self.table.pair_count, self.version
-        for pair in pairs:
-            count = counts.get(pair, 0)
-            if count <= 0:
-                counts.pop(pair, None)
-                self.where.pop(pair, None)
-                self.deactivate(pair)
-            elif pair in version:
-                self.push(pair)
-            elif count >= self.cut:
-                self.activate(pair)
 
 
 def merge_by_likelihood(table: PairTable, tokens: list[str], *, join: Callable[[str, str], str],
