@@ -226,12 +226,12 @@ def reference_likelihood(words: dict[str, int], tokens: list[str], vocab_size: i
             if c < max(1, min_frequency):
                 continue
             gain = c * (math.log(c) + math.log(total) - math.log(unigram[a]) - math.log(unigram[b]))
-            key = (gain, c, [-ord(x) for x in symbol_char(index[a]) + symbol_char(index[b])])
+            key = (gain, [-ord(x) for x in symbol_char(index[a]) + symbol_char(index[b])])
             if best is None or key > best[0]:
                 best = (key, a, b)
         if best is None:
             break
-        (gain, _, _), a, b = best
+        (gain, _), a, b = best
         text = join(a, b)
         if text not in index:
             index[text] = len(tokens)

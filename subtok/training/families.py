@@ -31,12 +31,12 @@ from typing import Any
 
 from subtok.atomic import atomic_writers
 from subtok.errors import TrainerError
-from subtok.parallel import chunks, ordered_map, worker_count
+from subtok.parallel import chunks, ordered_map, run_in_child, worker_count
 from subtok.training.corpus import Progress, read_sentences, select
 from subtok.training.spec import TrainerOptions
 
 #: Characters per counting task (tasks depend on the data only).
-CHUNK_CHARS = 1_000_000
+CHUNK_CHARS = 500_000
 #: Below this many bytes of input the counting runs in this process.
 PARALLEL_MIN_BYTES = 2_000_000
 
@@ -93,8 +93,20 @@ def count_pretokens(options: TrainerOptions, progress: Progress, lines: Iterable
     """``count_chunk(shared, chunk)`` over the chunks of the input, summed.
 
     A chunk is a list of ``(line, count)``; ``count_chunk`` must be a
-    module-level function (workers get it by reference).
+    module-level function (workers get it by reference). A large input
+    file is counted in a forked child (:func:`subtok.parallel.run_in_child`)
+    that sends back only the counts: the trainer then starts from a heap
+    without the garbage of reading and counting.
     """
+    size = input_size(options, lines)
+    if lines is None and size is not None and size >= PARALLEL_MIN_BYTES:
+        return run_in_child(_count_all, options, progress, lines, count_chunk, shared)
+    return _count_all(options, progress, lines, count_chunk, shared)
+
+
+def _count_all(options: TrainerOptions, progress: Progress, lines: Iterable | None,
+               count_chunk: Callable[[Any, list[tuple[str, int]]], Counter],
+               shared: Any) -> Counter:
     stream = read_sentences(options, progress, lines, raw=True)
     if options.input_sentence_size > 0:
         stream = select(stream, options)

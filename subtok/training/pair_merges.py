@@ -52,6 +52,7 @@ import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from operator import add
+from sys import intern
 
 
 def symbol_char(symbol_id: int) -> str:
@@ -67,7 +68,8 @@ def symbol_id(char: str) -> int:
 
 class PairTable:
     """Distinct words (strings of symbol characters) with their counts, and
-    the weighted count of every adjacent pair."""
+    the weighted count of every adjacent pair (a pair whose count falls to
+    0 is dropped)."""
 
     def __init__(self, words: list[str], counts: list[int]) -> None:
         self.words = words
@@ -88,7 +90,7 @@ class PairTable:
             if len(s) < 2:
                 continue
             f = self.counts[w]
-            for key in map(add, s, s[1:]):
+            for key in map(intern, map(add, s, s[1:])):
                 counts[key] = get(key, 0) + f
                 found = where.get(key)
                 if found is None:
@@ -100,7 +102,10 @@ class PairTable:
     def rewrite(self, key: str, merged: str, word_ids: Iterable[int]) -> int:
         """Replace pair ``key`` by the symbol ``merged`` in ``word_ids``
         (left to right, no overlap); return the weighted number of
-        occurrences replaced. Updates ``pair_count``, ``gained``, ``lost``."""
+        occurrences replaced. Updates ``pair_count``, ``gained``, ``lost``.
+
+        Pair strings are interned: the tables of the callers then share one
+        object per pair instead of a copy per place that mentions it."""
         left, right = key
         words, counts = self.words, self.counts
         pc = self.pair_count
@@ -119,27 +124,35 @@ class PairTable:
                 total += f
                 if i > 0:
                     before = merged if i == end else s[i - 1]
-                    pair = before + left
-                    pc[pair] -= f
+                    pair = intern(before + left)
+                    left_over = pc[pair] - f
+                    if left_over:
+                        pc[pair] = left_over
+                    else:
+                        del pc[pair]  # (no pair without occurrences is kept)
                     lost.add(pair)
-                    pair = before + merged
+                    pair = intern(before + merged)
                     pc[pair] = get(pair, 0) + f
                     found = gained.get(pair)
                     if found is None:
                         gained[pair] = [w]
-                    else:
+                    elif found[-1] != w:
                         found.append(w)
                 if i < last:
                     after = s[i + 2]
-                    pair = right + after
-                    pc[pair] -= f
+                    pair = intern(right + after)
+                    left_over = pc[pair] - f
+                    if left_over:
+                        pc[pair] = left_over
+                    else:
+                        del pc[pair]  # (no pair without occurrences is kept)
                     lost.add(pair)
-                    pair = merged + after
+                    pair = intern(merged + after)
                     pc[pair] = get(pair, 0) + f
                     found = gained.get(pair)
                     if found is None:
                         gained[pair] = [w]
-                    else:
+                    elif found[-1] != w:
                         found.append(w)
                 end = i + 2
                 i = s.find(key, end)
@@ -147,7 +160,7 @@ class PairTable:
         return total
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Merge:
     """One merge: ``left`` + ``right`` -> ``new`` (ids), taken at ``count``."""
 
@@ -208,7 +221,7 @@ def merge_by_frequency(table: PairTable, tokens: list[str], *, join: Callable[[s
         if entry is None:
             break
         stored, pair, seq, words = entry
-        count = pc[pair]
+        count = pc.get(pair, 0)
         if -stored != count:
             queue.push(count, pair, words, seq)
             continue
@@ -225,7 +238,7 @@ def merge_by_frequency(table: PairTable, tokens: list[str], *, join: Callable[[s
         merges.append(Merge(left, right, new, count))
         table.rewrite(pair, symbol_char(new), sorted(set(words)))
         for gained, where in table.gained.items():
-            count = pc[gained]
+            count = pc.get(gained, 0)
             if count > 0:
                 queue.push(count, gained, where)
         table.gained.clear()

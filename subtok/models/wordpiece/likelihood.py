@@ -37,7 +37,7 @@ below ``cut·log(N/cut)`` no unqueued pair can beat it, and otherwise ``cut``
 is lowered and the newly eligible pairs queued. Pairs seen fewer than
 ``min_frequency`` times are never merged.
 
-Ties: the larger pair count, then the pair of older symbols (smaller ids).
+Ties: the pair of older symbols (smaller ids) wins.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from subtok.training.pair_merges import PairTable, symbol_char, symbol_id
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Added:
     """One merge: ``left`` + ``right`` -> ``new`` (ids), at ``gain``."""
 
@@ -63,11 +63,11 @@ class Added:
 class LikelihoodMerger:
     """The state of likelihood merging over a :class:`PairTable`.
 
-    ``logs[s]`` is ``log C(s)``; ``version[p]`` is the stamp of pair
-    ``p``'s valid queue entry (queued pairs only); ``by_symbol[s]`` the
-    queued pairs holding ``s``. A queue entry is ``(-gain, -count, pair,
-    stamp, epoch)``, ``epoch`` being the number of merges done when the
-    gain was computed.
+    ``logs[s]`` is ``log C(s)``; ``by_symbol[s]`` the queued pairs holding
+    ``s``. A queue entry is ``(-gain, pair)``; ``version[p]`` is the very
+    ``-gain`` object of pair ``p``'s valid entry (queued pairs only; other
+    entries of ``p`` are void), an upper bound of its gain; ``fresh`` holds
+    the pairs whose valid entry was computed since the last merge (exact).
     """
 
     def __init__(self, table: PairTable, min_frequency: int) -> None:
@@ -82,9 +82,9 @@ class LikelihoodMerger:
         self.total = sum(symbols.values())
         self.log_total = math.log(self.total) if self.total else 0.0
         self.floor = max(1, min_frequency)
-        self.epoch = 0
         self.heap: list = []
-        self.version: dict[str, int] = {}
+        self.version: dict[str, float] = {}
+        self.fresh: set[str] = set()
         self.by_symbol: dict[str, set[str]] = {}
         counts = table.pair_count
         self.cut = max(self.floor, max(counts.values(), default=0) // 4)
@@ -92,42 +92,56 @@ class LikelihoodMerger:
 
     # -- the queue -------------------------------------------------------------
     def requeue(self, pairs) -> None:
-        """Queue ``pairs`` with their current gains (their older entries
-        become void): the queued ones, and the others counted at least
-        ``cut`` times. Pairs left without occurrences are forgotten."""
+        """Queue ``pairs`` with their current gains: the queued ones, and
+        the others counted at least ``cut`` times. A queued pair whose gain
+        did not rise keeps its entry, still an upper bound (recomputed when
+        it reaches the top). Pairs left without occurrences are forgotten."""
         counts, version, logs = self.table.pair_count, self.version, self.logs
-        by_symbol, heap = self.by_symbol, self.heap
+        by_symbol, heap, fresh = self.by_symbol, self.heap, self.fresh
         log, push = math.log, heapq.heappush
-        log_total, epoch, cut = self.log_total, self.epoch, self.cut
+        log_total, cut = self.log_total, self.cut
+        floor = self.floor
         for pair in pairs:
             count = counts.get(pair, 0)
-            if count <= 0:
-                counts.pop(pair, None)
-                self.where.pop(pair, None)
+            if count < floor:  # (never merged unless it gains occurrences again)
+                if count <= 0:
+                    counts.pop(pair, None)
+                    self.where.pop(pair, None)
                 self.deactivate(pair)
                 continue
-            stamp = version.get(pair)
-            if stamp is None:
+            queued = version.get(pair)
+            if queued is None:
                 if count < cut:
                     continue
-                stamp = 0
                 for symbol in pair:
                     found = by_symbol.get(symbol)
                     if found is None:
                         by_symbol[symbol] = {pair}
                     else:
                         found.add(pair)
-            version[pair] = stamp + 1
-            gain = count * (log(count) + log_total - logs[pair[0]] - logs[pair[1]])
-            push(heap, (-gain, -count, pair, stamp + 1, epoch))
-        if len(heap) > 4 * len(version) + 100_000:
+            neg_gain = -count * (log(count) + log_total - logs[pair[0]] - logs[pair[1]])
+            if queued is not None and queued <= neg_gain and pair not in fresh:
+                continue
+            version[pair] = neg_gain
+            fresh.add(pair)
+            push(heap, (neg_gain, pair))
+        if len(heap) > 2 * len(version) + 20_000:
             self.compact()
+
+    def refresh(self, pair: str) -> None:
+        """Queue a queued pair again with its exact gain."""
+        count = self.table.pair_count[pair]
+        logs = self.logs
+        neg_gain = -count * (math.log(count) + self.log_total - logs[pair[0]] - logs[pair[1]])
+        self.version[pair] = neg_gain
+        self.fresh.add(pair)
+        heapq.heappush(self.heap, (neg_gain, pair))
 
     def compact(self) -> None:
         """Drop the void entries (the heap would otherwise hold every gain
         ever computed)."""
         version = self.version
-        self.heap = [entry for entry in self.heap if version.get(entry[2]) == entry[3]]
+        self.heap = [entry for entry in self.heap if version.get(entry[1]) is entry[0]]
         heapq.heapify(self.heap)
 
     def deactivate(self, pair: str) -> None:
@@ -157,17 +171,17 @@ class LikelihoodMerger:
                     return None
                 self.lower_cut()
                 continue
-            neg_gain, _, pair, stamp, epoch = heap[0]
-            if self.version.get(pair) != stamp:
+            neg_gain, pair = heap[0]
+            if self.version.get(pair) is not neg_gain:
                 heapq.heappop(heap)
                 continue
             if counts.get(pair, 0) < self.floor:
                 heapq.heappop(heap)
                 self.deactivate(pair)
                 continue
-            if epoch != self.epoch:
+            if pair not in self.fresh:
                 heapq.heappop(heap)
-                self.requeue((pair,))
+                self.refresh(pair)
                 continue
             if self.cut > self.floor and -neg_gain < self.bound():
                 self.lower_cut()
@@ -192,7 +206,7 @@ class LikelihoodMerger:
                 logs[symbol] = math.log(symbols[symbol])
         self.total -= replaced
         self.log_total = math.log(self.total)
-        self.epoch += 1
+        self.fresh.clear()
         where = self.where
         for gained, words in table.gained.items():
             found = where.get(gained)

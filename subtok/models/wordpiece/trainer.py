@@ -53,36 +53,26 @@ from subtok.formats.hf_files import added_token, bert_template, scores_vocab, to
 from subtok.models.wordpiece.bert_words import BertNormalizer, WordCounter
 from subtok.models.wordpiece.likelihood import merge_by_likelihood
 from subtok.training.corpus import Progress
-from subtok.training.families import (Trained, count_pretokens, counting_workers, input_size,
-                                      map_counts, sorted_by_count)
+from subtok.training.families import Trained, count_pretokens, sorted_by_count
 from subtok.training.pair_merges import PairTable, merge_by_frequency, symbol_char
 from subtok.training.spec import TrainerOptions, strip_accents_value
 
 #: ``BertWordPieceTokenizer.train``'s special tokens, in id order.
 DEFAULT_SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
-#: Distinct raw tokens per normalization task.
-TOKENS_PER_TASK = 50_000
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _count_raw(counter: WordCounter, lines: list[tuple[str, int]]) -> Counter:
-    return counter.raw_tokens(lines)
-
-
-def _count_words(counter: WordCounter, tokens: list[tuple[str, int]]) -> Counter:
-    return counter.words(Counter(dict(tokens)))
+def _count_chunk(counter: WordCounter, lines: list[tuple[str, int]]) -> Counter:
+    return counter.count(lines)
 
 
 def count_words(options: TrainerOptions, progress: Progress, lines: Iterable | None,
                 counter: WordCounter) -> Counter:
-    """Phase 1: the words of the corpus, counted."""
-    raw = count_pretokens(options, progress, lines, _count_raw, counter)
-    items = sorted(raw.items())
-    del raw
-    tasks = [items[i:i + TOKENS_PER_TASK] for i in range(0, len(items), TOKENS_PER_TASK)]
-    workers = counting_workers(options, input_size(options, lines))
-    words = map_counts(_count_words, tasks, workers if len(tasks) > 1 else 1, counter)
+    """Phase 1: the words of the corpus, counted (each chunk of lines
+    normalizes its own distinct tokens: a little work is repeated across
+    chunks, but no process ever holds every distinct token of the corpus)."""
+    words = count_pretokens(options, progress, lines, _count_chunk, counter)
     bad = next((w for w in words if _SURROGATE.search(w)), None)
     if bad is not None:
         raise TrainerError("%s: the input is not valid UTF-8 (near %r): WordPiece vocabularies "
@@ -155,7 +145,14 @@ def symbol_words(words: list[tuple[str, int]], tokens: list[str], prefix: str,
     return out, counts
 
 
-def frequency_vocab(words: Counter, options: TrainerOptions, specials: list[str], *, bar=None,
+def merges_bar(progress: Progress | None, total: int):
+    """The progress bar of the merges (a silent one without ``progress``)."""
+    return (progress or Progress(False)).bar(total=max(0, total), desc="wordpiece merges",
+                                             unit=" tokens")
+
+
+def frequency_vocab(words: Counter, options: TrainerOptions, specials: list[str], *,
+                    progress: Progress | None = None,
                     continuation_order: list[str] | None = None) -> tuple[list[str], list[float]]:
     """Tokens and scores of ``tokenizers``' WordPieceTrainer (see the module docstring)."""
     prefix = options.continuing_subword_prefix
@@ -163,10 +160,12 @@ def frequency_vocab(words: Counter, options: TrainerOptions, specials: list[str]
     ordered = sorted_by_count(words)
     tokens = initial_tokens(specials, alphabet, words, prefix, continuation_order)
     table = PairTable(*symbol_words(ordered, tokens, prefix, skip_unknown=False))
+    del words, ordered  # (freed here when the caller kept no reference)
     scores = [0.0] * len(tokens)
-    merges = merge_by_frequency(table, tokens, join=wordpiece_join(prefix),
-                                vocab_size=options.vocab_size,
-                                min_frequency=options.min_frequency, bar=bar)
+    with merges_bar(progress, options.vocab_size - len(tokens)) as bar:
+        merges = merge_by_frequency(table, tokens, join=wordpiece_join(prefix),
+                                    vocab_size=options.vocab_size,
+                                    min_frequency=options.min_frequency, bar=bar)
     scores.extend(0.0 for _ in range(len(tokens) - len(scores)))
     for merge in reversed(merges):  # the first merge that made a token wins
         scores[merge.new] = float(merge.count)
@@ -174,7 +173,7 @@ def frequency_vocab(words: Counter, options: TrainerOptions, specials: list[str]
 
 
 def likelihood_vocab(words: Counter, options: TrainerOptions, specials: list[str], *,
-                     bar=None) -> tuple[list[str], list[float]]:
+                     progress: Progress | None = None) -> tuple[list[str], list[float]]:
     """Tokens and scores of likelihood training (see the module docstring)."""
     prefix = options.continuing_subword_prefix
     alphabet = limited_alphabet(words, options.limit_alphabet)
@@ -184,10 +183,12 @@ def likelihood_vocab(words: Counter, options: TrainerOptions, specials: list[str
                if len(w) <= limit and known.issuperset(w)]
     tokens = initial_tokens(specials, alphabet, (w for w, _ in ordered), prefix)
     table = PairTable(*symbol_words(ordered, tokens, prefix, skip_unknown=True))
+    del words, ordered  # (freed here when the caller kept no reference)
     scores = [0.0] * len(tokens)
-    added = merge_by_likelihood(table, tokens, join=wordpiece_join(prefix),
-                                vocab_size=options.vocab_size,
-                                min_frequency=options.min_frequency, bar=bar)
+    with merges_bar(progress, options.vocab_size - len(tokens)) as bar:
+        added = merge_by_likelihood(table, tokens, join=wordpiece_join(prefix),
+                                    vocab_size=options.vocab_size,
+                                    min_frequency=options.min_frequency, bar=bar)
     scores.extend(0.0 for _ in range(len(tokens) - len(scores)))
     for merge in reversed(added):
         scores[merge.new] = merge.gain
@@ -204,10 +205,10 @@ def train(options: TrainerOptions, progress: Progress, lines: Iterable | None) -
                                 handle_chinese_chars=options.handle_chinese_chars,
                                 strip_accents=strip_accents_value(options),
                                 lowercase=options.lowercase)
-    words = count_words(options, progress, lines, WordCounter(normalizer))
     build = frequency_vocab if options.wordpiece_criterion == "frequency" else likelihood_vocab
-    with progress.bar(total=options.vocab_size, desc="wordpiece merges", unit=" tokens") as bar:
-        tokens, scores = build(words, options, specials, bar=bar)
+    # (no name holds the words here: the builder frees them once it has its table)
+    tokens, scores = build(count_words(options, progress, lines, WordCounter(normalizer)),
+                           options, specials, progress=progress)
     if len(tokens) > options.vocab_size:
         progress.warning("the alphabet alone has %d tokens, more than --vocab_size=%d."
                          % (len(tokens), options.vocab_size))
