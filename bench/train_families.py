@@ -72,7 +72,9 @@ def run_hf(kind: str, files: list[Path], prefix: Path, vocab_size: int, lowercas
 
 def run_subtok(files: list[Path], prefix: Path, model_type: str, vocab_size: int, threads: int,
                *flags: str) -> tuple[float, float]:
-    cmd = [sys.executable, "-m", "subtok", "train", "--input", ",".join(map(str, files)),
+    # (the checkout this script belongs to, whatever the current directory)
+    cmd = ["env", "PYTHONPATH=%s" % ROOT, sys.executable, "-m", "subtok", "train",
+           "--input", ",".join(map(str, files)),
            "--model_prefix", str(prefix), "--model_type", model_type,
            "--vocab_size", str(vocab_size), "--num_threads", str(threads), "--quiet", *flags]
     return measured(cmd, "subtok train " + model_type)
@@ -207,7 +209,6 @@ def wordpiece_figures(tok, lines: list[str]) -> str:
 
 
 def bytelevel_quality(tmp: Path, threads: int, vocab_sizes: list[int]) -> None:
-    import tiktoken
     from tokenizers import Tokenizer
     train, held = split_held_out([GUTENBERG], tmp, "blq")
     held = [line + "\n" for line in held]

@@ -22,27 +22,9 @@ import tiktoken
 from tokenizers import ByteLevelBPETokenizer, Regex, Tokenizer, pre_tokenizers
 
 import subtok
-from conftest import CORPORA_DIR, HOSTILE_LINES, run_subtok
+from conftest import HOSTILE_LINES, run_subtok
+from family_data import all_corpora, assert_one_line_error, corpus, head
 from subtok.models.bytelevel.trainer import BYTE_CHARS, PATTERNS, ChunkCounter, oniguruma_pattern
-
-
-def corpus(name: str) -> Path:
-    path = CORPORA_DIR / name
-    assert path.is_file(), "shared data missing: %s" % path
-    return path
-
-
-def head(name: str, size: int, tmp_path: Path) -> Path:
-    data = corpus(name).read_bytes()[:size]
-    out = tmp_path / ("%s.%d" % (name, size))
-    out.write_bytes(data[:data.rindex(b"\n") + 1])
-    return out
-
-
-def all_corpora() -> list[Path]:
-    paths = sorted(CORPORA_DIR.glob("*.txt"))
-    assert paths, "shared corpora missing at %s" % CORPORA_DIR
-    return [p for p in paths if p.name != "gutenberg_en.txt"]
 
 
 def file_lines(path: Path) -> list[str]:
@@ -239,15 +221,9 @@ ERRORS = {
 def test_cli_errors_are_one_line_and_write_nothing(case, tmp_path):
     args, message = ERRORS[case]
     out = tmp_path / "out"
-    out.mkdir()
     base = ["--input", str(corpus("fr.txt")), "--model_prefix", str(out / "m"),
             "--model_type=byte_bpe", "--vocab_size=500"]
-    result = run_subtok("train", *base, *args, check=False)
-    err = result.stderr.decode()
-    assert result.returncode != 0 and "Traceback" not in err
-    assert len(err.splitlines()) == 1 and err.startswith("subtok: error: "), err
-    assert message in err
-    assert os.listdir(out) == [] and result.stdout == b""
+    assert_one_line_error(base + args, message, out)
 
 
 def test_failed_publication_leaves_no_file(tmp_path, monkeypatch):

@@ -23,7 +23,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import subtok
-from conftest import CORPORA_DIR, run_subtok
+from conftest import run_subtok
+from family_data import all_corpora, assert_one_line_error, corpus, head
 from subtok.models.wordpiece.bert_words import BertNormalizer, BertPreTokenizer, WordCounter
 from subtok.models.wordpiece.likelihood import merge_by_likelihood
 from subtok.models.wordpiece.trainer import (DEFAULT_SPECIAL_TOKENS, count_words, frequency_vocab,
@@ -33,26 +34,6 @@ from subtok.training.pair_merges import PairTable, symbol_char
 from subtok.training.spec import TrainerOptions
 
 from tokenizers import BertWordPieceTokenizer, Tokenizer, normalizers, pre_tokenizers
-
-
-def corpus(name: str) -> Path:
-    path = CORPORA_DIR / name
-    assert path.is_file(), "shared data missing: %s" % path
-    return path
-
-
-def head(name: str, size: int, tmp_path: Path) -> Path:
-    """The first whole lines of a corpus, about ``size`` bytes."""
-    data = corpus(name).read_bytes()[:size]
-    out = tmp_path / ("%s.%d" % (name, size))
-    out.write_bytes(data[:data.rindex(b"\n") + 1])
-    return out
-
-
-def all_corpora() -> list[Path]:
-    paths = sorted(CORPORA_DIR.glob("*.txt"))
-    assert paths, "shared corpora missing at %s" % CORPORA_DIR
-    return [p for p in paths if p.name != "gutenberg_en.txt"]
 
 
 def oracle_vocab(files: list[Path], vocab_size: int, lowercase: bool) -> list[str]:
@@ -258,7 +239,7 @@ def fast_likelihood(words: dict[str, int], tokens: list[str], vocab_size: int,
     table = PairTable(symbols, list(words.values()))
     added = merge_by_likelihood(table, tokens, join=wordpiece_join(prefix), vocab_size=vocab_size,
                                 min_frequency=min_frequency)
-    return [(tokens[a.new], a.gain) for a in added]
+    return [(tokens[m.new], m.score) for m in added]
 
 
 def _start(words: dict[str, int]) -> list[str]:
@@ -404,15 +385,9 @@ ERRORS = {
 def test_cli_errors_are_one_line_and_write_nothing(case, tmp_path):
     args, message = ERRORS[case]
     out = tmp_path / "out"
-    out.mkdir()
     base = ["--input", str(corpus("fr.txt")), "--model_prefix", str(out / "m"),
             "--model_type=wordpiece", "--vocab_size=500"]
-    result = run_subtok("train", *base, *args, check=False)
-    err = result.stderr.decode()
-    assert result.returncode != 0 and "Traceback" not in err
-    assert len(err.splitlines()) == 1 and err.startswith("subtok: error: "), err
-    assert message in err
-    assert os.listdir(out) == [] and result.stdout == b""
+    assert_one_line_error(base + args, message, out)
 
 
 def test_invalid_utf8_is_an_error_naming_the_input(tmp_path):

@@ -122,36 +122,28 @@ class PairTable:
             end = -1
             while i >= 0:
                 total += f
+                # (pair that loses the occurrence, pair that gains it) on
+                # each side that has a neighbour
+                sides = []
                 if i > 0:
                     before = merged if i == end else s[i - 1]
-                    pair = intern(before + left)
-                    left_over = pc[pair] - f
-                    if left_over:
-                        pc[pair] = left_over
-                    else:
-                        del pc[pair]  # (no pair without occurrences is kept)
-                    lost.add(pair)
-                    pair = intern(before + merged)
-                    pc[pair] = get(pair, 0) + f
-                    found = gained.get(pair)
-                    if found is None:
-                        gained[pair] = [w]
-                    elif found[-1] != w:
-                        found.append(w)
+                    sides.append((before + left, before + merged))
                 if i < last:
                     after = s[i + 2]
-                    pair = intern(right + after)
-                    left_over = pc[pair] - f
+                    sides.append((right + after, merged + after))
+                for old, new in sides:
+                    old = intern(old)
+                    left_over = pc[old] - f
                     if left_over:
-                        pc[pair] = left_over
+                        pc[old] = left_over
                     else:
-                        del pc[pair]  # (no pair without occurrences is kept)
-                    lost.add(pair)
-                    pair = intern(merged + after)
-                    pc[pair] = get(pair, 0) + f
-                    found = gained.get(pair)
+                        del pc[old]  # (no pair without occurrences is kept)
+                    lost.add(old)
+                    new = intern(new)
+                    pc[new] = get(new, 0) + f
+                    found = gained.get(new)
                     if found is None:
-                        gained[pair] = [w]
+                        gained[new] = [w]
                     elif found[-1] != w:
                         found.append(w)
                 end = i + 2
@@ -162,12 +154,37 @@ class PairTable:
 
 @dataclass(frozen=True, slots=True)
 class Merge:
-    """One merge: ``left`` + ``right`` -> ``new`` (ids), taken at ``count``."""
+    """One merge: ``left`` + ``right`` -> ``new`` (ids), chosen with
+    ``score`` (its count, or its gain for the likelihood criterion)."""
 
     left: int
     right: int
     new: int
-    count: int
+    score: float
+
+
+def add_token(tokens: list[str], index: dict[str, int], pair: str,
+              join: Callable[[str, str], str], bar=None) -> tuple[int, int, int]:
+    """(left id, right id, joined id) of a chosen pair; the joined string is
+    appended to ``tokens`` unless it is a token already (its id is reused)."""
+    left, right = symbol_id(pair[0]), symbol_id(pair[1])
+    text = join(tokens[left], tokens[right])
+    new = index.get(text)
+    if new is None:
+        new = index[text] = len(tokens)
+        tokens.append(text)
+        if bar is not None:
+            bar.update(1)
+    return left, right, new
+
+
+def first_scores(size: int, merges: list[Merge]) -> list[float]:
+    """Per token id, the score of the merge that first made it (0 for the
+    tokens no merge made)."""
+    scores = [0.0] * size
+    for merge in reversed(merges):
+        scores[merge.new] = float(merge.score)
+    return scores
 
 
 class _Queue:
@@ -227,14 +244,7 @@ def merge_by_frequency(table: PairTable, tokens: list[str], *, join: Callable[[s
             continue
         if count < 1 or min_frequency > count:
             break
-        left, right = symbol_id(pair[0]), symbol_id(pair[1])
-        text = join(tokens[left], tokens[right])
-        new = index.get(text)
-        if new is None:
-            new = index[text] = len(tokens)
-            tokens.append(text)
-            if bar is not None:
-                bar.update(1)
+        left, right, new = add_token(tokens, index, pair, join, bar)
         merges.append(Merge(left, right, new, count))
         table.rewrite(pair, symbol_char(new), sorted(set(words)))
         for gained, where in table.gained.items():
@@ -246,4 +256,5 @@ def merge_by_frequency(table: PairTable, tokens: list[str], *, join: Callable[[s
     return merges
 
 
-__all__ = ["PairTable", "Merge", "merge_by_frequency", "symbol_char", "symbol_id"]
+__all__ = ["PairTable", "Merge", "merge_by_frequency", "add_token", "first_scores", "symbol_char",
+           "symbol_id"]

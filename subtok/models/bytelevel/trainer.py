@@ -49,7 +49,8 @@ from subtok.errors import TrainerError
 from subtok.formats.hf_files import added_token, scores_vocab, tiktoken_ranks, tokenizer_json
 from subtok.training.corpus import Progress
 from subtok.training.families import Trained, count_pretokens, sorted_by_count
-from subtok.training.pair_merges import Merge, PairTable, merge_by_frequency, symbol_char
+from subtok.training.pair_merges import (Merge, PairTable, first_scores, merge_by_frequency,
+                                         symbol_char)
 from subtok.training.spec import TrainerOptions
 
 #: The split patterns --pattern names. ``gpt2`` is the ByteLevel
@@ -175,7 +176,7 @@ def train(options: TrainerOptions, progress: Progress, lines: Iterable | None) -
         merges = merge_by_frequency(table, tokens, join=str.__add__, vocab_size=target,
                                     min_frequency=options.min_frequency, bar=bar)
     del table
-    scores = merge_scores(len(tokens), merges)
+    scores = first_scores(len(tokens), merges)
     if options.ties == "subtok":
         clash = [s for s in specials if s in set(tokens)]
         if clash:
@@ -185,17 +186,6 @@ def train(options: TrainerOptions, progress: Progress, lines: Iterable | None) -
         scores.extend(0.0 for _ in specials)
     return Trained(model_type="byte_bpe", tokens=tokens, scores=scores,
                    files=_files(options, tokens, scores, merges))
-
-
-def merge_scores(size: int, merges: list[Merge]) -> list[float]:
-    """The count at which each token was first made (0 if it never was)."""
-    scores = [0.0] * size
-    made: set[int] = set()
-    for merge in merges:
-        if merge.new not in made:
-            made.add(merge.new)
-            scores[merge.new] = float(merge.count)
-    return scores
 
 
 def json_merges(tokens: list[str], merges: list[Merge]) -> list[list[str]]:

@@ -45,19 +45,8 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 
-from subtok.training.pair_merges import PairTable, symbol_char, symbol_id
-
-
-@dataclass(frozen=True, slots=True)
-class Added:
-    """One merge: ``left`` + ``right`` -> ``new`` (ids), at ``gain``."""
-
-    left: int
-    right: int
-    new: int
-    gain: float
+from subtok.training.pair_merges import Merge, PairTable, add_token, symbol_char
 
 
 class LikelihoodMerger:
@@ -224,28 +213,21 @@ class LikelihoodMerger:
 
 
 def merge_by_likelihood(table: PairTable, tokens: list[str], *, join: Callable[[str, str], str],
-                        vocab_size: int, min_frequency: int, bar=None) -> list[Added]:
+                        vocab_size: int, min_frequency: int, bar=None) -> list[Merge]:
     """Merge pairs by likelihood gain until ``tokens`` (id -> string,
     extended in place) has ``vocab_size`` entries; the merges in order."""
     index = {token: i for i, token in enumerate(tokens)}
     merger = LikelihoodMerger(table, min_frequency)
-    added: list[Added] = []
+    merges: list[Merge] = []
     while len(index) < vocab_size:
         found = merger.best()
         if found is None:
             break
         pair, gain = found
-        left, right = symbol_id(pair[0]), symbol_id(pair[1])
-        text = join(tokens[left], tokens[right])
-        new = index.get(text)
-        if new is None:
-            new = index[text] = len(tokens)
-            tokens.append(text)
-            if bar is not None:
-                bar.update(1)
-        added.append(Added(left, right, new, gain))
+        left, right, new = add_token(tokens, index, pair, join, bar)
+        merges.append(Merge(left, right, new, gain))
         merger.merge(pair, symbol_char(new))
-    return added
+    return merges
 
 
-__all__ = ["LikelihoodMerger", "Added", "merge_by_likelihood"]
+__all__ = ["LikelihoodMerger", "merge_by_likelihood"]

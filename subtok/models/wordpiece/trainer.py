@@ -54,7 +54,7 @@ from subtok.models.wordpiece.bert_words import BertNormalizer, WordCounter
 from subtok.models.wordpiece.likelihood import merge_by_likelihood
 from subtok.training.corpus import Progress
 from subtok.training.families import Trained, count_pretokens, sorted_by_count
-from subtok.training.pair_merges import PairTable, merge_by_frequency, symbol_char
+from subtok.training.pair_merges import PairTable, first_scores, merge_by_frequency, symbol_char
 from subtok.training.spec import TrainerOptions, strip_accents_value
 
 #: ``BertWordPieceTokenizer.train``'s special tokens, in id order.
@@ -145,54 +145,45 @@ def symbol_words(words: list[tuple[str, int]], tokens: list[str], prefix: str,
     return out, counts
 
 
-def merges_bar(progress: Progress | None, total: int):
-    """The progress bar of the merges (a silent one without ``progress``)."""
-    return (progress or Progress(False)).bar(total=max(0, total), desc="wordpiece merges",
-                                             unit=" tokens")
-
-
 def frequency_vocab(words: Counter, options: TrainerOptions, specials: list[str], *,
                     progress: Progress | None = None,
                     continuation_order: list[str] | None = None) -> tuple[list[str], list[float]]:
     """Tokens and scores of ``tokenizers``' WordPieceTrainer (see the module docstring)."""
-    prefix = options.continuing_subword_prefix
     alphabet = limited_alphabet(words, options.limit_alphabet)
+    tokens = initial_tokens(specials, alphabet, words, options.continuing_subword_prefix,
+                            continuation_order)
     ordered = sorted_by_count(words)
-    tokens = initial_tokens(specials, alphabet, words, prefix, continuation_order)
-    table = PairTable(*symbol_words(ordered, tokens, prefix, skip_unknown=False))
-    del words, ordered  # (freed here when the caller kept no reference)
-    scores = [0.0] * len(tokens)
-    with merges_bar(progress, options.vocab_size - len(tokens)) as bar:
-        merges = merge_by_frequency(table, tokens, join=wordpiece_join(prefix),
-                                    vocab_size=options.vocab_size,
-                                    min_frequency=options.min_frequency, bar=bar)
-    scores.extend(0.0 for _ in range(len(tokens) - len(scores)))
-    for merge in reversed(merges):  # the first merge that made a token wins
-        scores[merge.new] = float(merge.count)
-    return tokens, scores
+    del words  # (freed here when the caller kept no reference)
+    return _merged(ordered, tokens, options, progress, merge_by_frequency, skip_unknown=False)
 
 
 def likelihood_vocab(words: Counter, options: TrainerOptions, specials: list[str], *,
                      progress: Progress | None = None) -> tuple[list[str], list[float]]:
     """Tokens and scores of likelihood training (see the module docstring)."""
-    prefix = options.continuing_subword_prefix
     alphabet = limited_alphabet(words, options.limit_alphabet)
     known = set(alphabet)
     limit = options.max_input_chars_per_word
     ordered = [(w, c) for w, c in sorted_by_count(words)
                if len(w) <= limit and known.issuperset(w)]
-    tokens = initial_tokens(specials, alphabet, (w for w, _ in ordered), prefix)
-    table = PairTable(*symbol_words(ordered, tokens, prefix, skip_unknown=True))
-    del words, ordered  # (freed here when the caller kept no reference)
-    scores = [0.0] * len(tokens)
-    with merges_bar(progress, options.vocab_size - len(tokens)) as bar:
-        added = merge_by_likelihood(table, tokens, join=wordpiece_join(prefix),
-                                    vocab_size=options.vocab_size,
-                                    min_frequency=options.min_frequency, bar=bar)
-    scores.extend(0.0 for _ in range(len(tokens) - len(scores)))
-    for merge in reversed(added):
-        scores[merge.new] = merge.gain
-    return tokens, scores
+    del words
+    tokens = initial_tokens(specials, alphabet, (w for w, _ in ordered),
+                            options.continuing_subword_prefix)
+    return _merged(ordered, tokens, options, progress, merge_by_likelihood, skip_unknown=True)
+
+
+def _merged(ordered: list[tuple[str, int]], tokens: list[str], options: TrainerOptions,
+            progress: Progress | None, merge, skip_unknown: bool) -> tuple[list[str], list[float]]:
+    """Phases 3 and 4: ``tokens`` extended by ``merge`` (either engine), and
+    every token's score."""
+    prefix = options.continuing_subword_prefix
+    table = PairTable(*symbol_words(ordered, tokens, prefix, skip_unknown=skip_unknown))
+    ordered.clear()  # the table holds the words now
+    bar = (progress or Progress(False)).bar(total=max(0, options.vocab_size - len(tokens)),
+                                            desc="wordpiece merges", unit=" tokens")
+    with bar:
+        merges = merge(table, tokens, join=wordpiece_join(prefix), vocab_size=options.vocab_size,
+                       min_frequency=options.min_frequency, bar=bar)
+    return tokens, first_scores(len(tokens), merges)
 
 
 def train(options: TrainerOptions, progress: Progress, lines: Iterable | None) -> Trained:
