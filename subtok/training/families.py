@@ -11,8 +11,6 @@ What both trainers share, on top of :mod:`subtok.training.corpus`:
   into chunks of about :data:`CHUNK_CHARS` characters and counted by the
   family's function in worker processes (:mod:`subtok.parallel`). Counts
   are sums, so the result never depends on ``--num_threads``;
-* :func:`map_counts`: the same for any list of tasks whose results are
-  counters (e.g. normalizing distinct tokens);
 * :func:`train_family`: checks the output paths, runs the trainer and
   publishes all its files at once (:func:`subtok.atomic.atomic_writers`).
 
@@ -35,7 +33,10 @@ from subtok.parallel import chunks, ordered_map, run_in_child, worker_count
 from subtok.training.corpus import Progress, read_sentences, select
 from subtok.training.spec import TrainerOptions
 
-#: Characters per counting task (tasks depend on the data only).
+#: Characters per counting task (tasks depend on the data only). Small:
+#: every worker and every task in flight holds a chunk and its counts, and
+#: larger chunks raised the peak memory of the counting more than they
+#: saved time (docs/performance.md).
 CHUNK_CHARS = 500_000
 #: Below this many bytes of input the counting runs in this process.
 PARALLEL_MIN_BYTES = 2_000_000
@@ -107,6 +108,7 @@ def count_pretokens(options: TrainerOptions, progress: Progress, lines: Iterable
 def _count_all(options: TrainerOptions, progress: Progress, lines: Iterable | None,
                count_chunk: Callable[[Any, list[tuple[str, int]]], Counter],
                shared: Any) -> Counter:
+    """Read, sample, cut and count (see :func:`count_pretokens`)."""
     stream = read_sentences(options, progress, lines, raw=True)
     if options.input_sentence_size > 0:
         stream = select(stream, options)
@@ -118,15 +120,6 @@ def _count_all(options: TrainerOptions, progress: Progress, lines: Iterable | No
     if not total:
         raise TrainerError("the corpus is empty: no text in %s."
                            % (", ".join(options.input) if lines is None else "the given sentences"))
-    return total
-
-
-def map_counts(func: Callable[[Any, Any], Counter], tasks: list, workers: int,
-               shared: Any) -> Counter:
-    """``func(shared, task)`` for every task (in workers), the counters summed."""
-    total: Counter = Counter()
-    for part in ordered_map(func, tasks, workers, shared=shared):
-        total.update(part)
     return total
 
 
@@ -164,5 +157,5 @@ def train_family(options: TrainerOptions, progress: Progress, lines: Iterable | 
     return trained
 
 
-__all__ = ["Trained", "count_pretokens", "map_counts", "train_family", "output_paths",
+__all__ = ["Trained", "count_pretokens", "train_family", "output_paths",
            "sorted_by_count", "counting_workers", "input_size", "SUFFIXES", "CHUNK_CHARS"]

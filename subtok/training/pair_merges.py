@@ -202,6 +202,7 @@ class _Queue:
         self.seq = itertools.count()
 
     def push(self, count: int, pair: str, words: list[int], seq: int | None = None) -> None:
+        """Queue an entry (``seq`` given: an entry put back, keeping its age)."""
         entry = (-count, pair, next(self.seq) if seq is None else seq, words)
         bits = count.bit_length()
         if bits >= self.level:

@@ -445,6 +445,7 @@ def validate_family(options: TrainerOptions) -> None:
 
 
 def _validate_wordpiece(options: TrainerOptions) -> None:
+    """The wordpiece options (see :func:`validate_family`)."""
     if options.wordpiece_criterion not in ("likelihood", "frequency"):
         raise TrainerError("--wordpiece_criterion=%s: must be likelihood or frequency."
                            % options.wordpiece_criterion)
@@ -465,6 +466,7 @@ def _validate_wordpiece(options: TrainerOptions) -> None:
 
 
 def _validate_byte_bpe(options: TrainerOptions) -> None:
+    """The byte_bpe options; a custom --pattern must compile."""
     if options.ties not in ("subtok", "tokenizers"):
         raise TrainerError("--ties=%s: must be subtok or tokenizers." % options.ties)
     needed = 256 + len(options.special_tokens)

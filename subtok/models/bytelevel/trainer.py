@@ -117,6 +117,7 @@ class ChunkCounter:
         return out
 
     def count(self, lines: list[tuple[str, int]]) -> Counter:
+        """The chunks of ``(line, count)`` pairs, counted."""
         counts: Counter = Counter()
         pieces = self.pieces
         for text, freq in lines:
@@ -132,6 +133,7 @@ class ChunkCounter:
 
 
 def _count_chunk(counter: ChunkCounter, lines: list[tuple[str, int]]) -> Counter:
+    """A counting task (module level: workers get it by reference)."""
     return counter.count(lines)
 
 
@@ -158,6 +160,7 @@ def symbol_words(chunks: Counter, byte_ids: list[int]) -> tuple[list[str], list[
 
 
 def token_bytes(token: str) -> bytes:
+    """The bytes a token written with byte stand-ins stands for."""
     return bytes(CHAR_BYTES[c] for c in token)
 
 
@@ -221,6 +224,7 @@ def pre_tokenizer(options: TrainerOptions) -> dict:
 
 def _files(options: TrainerOptions, tokens: list[str], scores: list[float],
            merges: list[Merge]) -> dict[str, bytes]:
+    """The three output files: tokenizer.json, the .tiktoken ranks and the scored .vocab."""
     specials = set(options.special_tokens)
     model = {"type": "BPE", "dropout": None, "unk_token": None,
              "continuing_subword_prefix": None, "end_of_word_suffix": None, "fuse_unk": False,

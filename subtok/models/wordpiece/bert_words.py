@@ -123,6 +123,7 @@ class BertPreTokenizer:
         self._words = re.compile("[^%s%s]+|[%s]" % (space, punctuation, punctuation)).findall
 
     def split(self, normalized: str) -> list[str]:
+        """The words of normalized text (whitespace dropped, punctuation alone)."""
         return self._words(normalized)
 
 

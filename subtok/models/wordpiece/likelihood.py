@@ -134,6 +134,7 @@ class LikelihoodMerger:
         heapq.heapify(self.heap)
 
     def deactivate(self, pair: str) -> None:
+        """Take ``pair`` out of the queue (its entries become void)."""
         if self.version.pop(pair, None) is not None:
             for symbol in pair:
                 self.by_symbol[symbol].discard(pair)

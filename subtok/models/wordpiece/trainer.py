@@ -64,6 +64,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _count_chunk(counter: WordCounter, lines: list[tuple[str, int]]) -> Counter:
+    """A task of :func:`count_words` (module level: workers get it by reference)."""
     return counter.count(lines)
 
 
@@ -209,6 +210,7 @@ def train(options: TrainerOptions, progress: Progress, lines: Iterable | None) -
 
 def _files(options: TrainerOptions, normalizer: BertNormalizer, tokens: list[str],
            scores: list[float]) -> dict[str, bytes]:
+    """The three output files: tokenizer.json, vocab.txt and the scored .vocab."""
     index = {t: i for i, t in enumerate(tokens)}
     specials = options.special_tokens or DEFAULT_SPECIAL_TOKENS
     post = None
