@@ -19,7 +19,7 @@ Three parts, each printed as a table (the figures go to docs/performance.md):
   ``--threads`` cores (RAYON_NUM_THREADS for tokenizers), on all of
   gutenberg_en.txt at vocab 32000.
 
-    python bench/train_families.py [--parts parity,quality,speed] [--threads 2]
+    python bench/train_families.py [--parts speed,parity,quality] [--threads 2]
                                    [--english_bytes N] [--vocab_sizes 8000,16000,32000]
 """
 
@@ -44,16 +44,18 @@ CL100K = DATA / "interop" / "cl100k_base.tiktoken"
 CL100K_PATTERN = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+|"""
                   r""" ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""")
 
-#: tokenizers' trainers, run in a child process: KIND FILES(,) PREFIX VOCAB LOWERCASE.
+#: tokenizers' trainers, run in a child process:
+#: KIND FILES(,) PREFIX VOCAB LOWERCASE [LIMIT_ALPHABET].
 HF_CODE = """
 import json, sys
 from tokenizers import BertWordPieceTokenizer, ByteLevelBPETokenizer
 kind, files, prefix, vocab_size, lowercase = sys.argv[1:6]
+extra = {"limit_alphabet": int(sys.argv[6])} if len(sys.argv) > 6 else {}
 if kind == "wordpiece":
     tok = BertWordPieceTokenizer(lowercase=lowercase == "1")
 else:
     tok = ByteLevelBPETokenizer()
-tok.train(files.split(","), vocab_size=int(vocab_size), show_progress=False)
+tok.train(files.split(","), vocab_size=int(vocab_size), show_progress=False, **extra)
 tok._tokenizer.save(prefix + ".json")
 """
 
@@ -63,10 +65,12 @@ def load() -> str:
 
 
 def run_hf(kind: str, files: list[Path], prefix: Path, vocab_size: int, lowercase: bool = True,
-           threads: int = 2) -> tuple[float, float]:
+           threads: int = 2, limit_alphabet: int | None = None) -> tuple[float, float]:
     # env(1) execs Python in the same process: the measured tree is the same.
     cmd = ["env", "RAYON_NUM_THREADS=%d" % threads, sys.executable, "-c", HF_CODE, kind,
            ",".join(map(str, files)), str(prefix), str(vocab_size), "1" if lowercase else "0"]
+    if limit_alphabet is not None:
+        cmd.append(str(limit_alphabet))
     return measured(cmd, "tokenizers " + kind)
 
 
@@ -178,19 +182,24 @@ def bytelevel_parity(tmp: Path, threads: int, vocab_sizes: list[int]) -> None:
 def wordpiece_quality(tmp: Path, threads: int, vocab_sizes: list[int], english_bytes: int) -> None:
     from tokenizers import Tokenizer
     english = [GUTENBERG] if not english_bytes else [head(GUTENBERG, english_bytes, tmp / "en.txt")]
-    corpora = {"en (gutenberg)": english, "de": [CORPORA / "de.txt"], "ru": [CORPORA / "ru.txt"],
-               "ja (ja + wagahaiwa)": [CORPORA / "ja.txt", CORPORA / "wagahaiwa_nekodearu.txt"],
-               "zh": [CORPORA / "zh.txt"]}
+    japanese = [CORPORA / "ja.txt", CORPORA / "wagahaiwa_nekodearu.txt"]
+    # (corpus, files, limit_alphabet: None = the default 1000, which leaves
+    # many CJK characters out; 100000 keeps them all)
+    corpora = [("en (gutenberg)", english, None), ("de", [CORPORA / "de.txt"], None),
+               ("ru", [CORPORA / "ru.txt"], None), ("ja (ja + wagahaiwa)", japanese, None),
+               ("ja, all characters", japanese, 100000), ("zh", [CORPORA / "zh.txt"], None),
+               ("zh, all characters", [CORPORA / "zh.txt"], 100000)]
     print("\n## WordPiece quality: tokens per word on held-out lines (last 10%), "
           "likelihood (subtok) vs frequency (tokenizers)")
     print("| corpus | vocab asked | tokenizers: size, tokens/word, [UNK] % | subtok likelihood: size, "
           "tokens/word, [UNK] % |")
     print("|---|---:|---|---|")
-    for name, files in corpora.items():
+    for name, files, limit in corpora:
         train, held = split_held_out(files, tmp, "wpq")
         for vocab_size in vocab_sizes:
-            run_hf("wordpiece", [train], tmp / "hfq", vocab_size, True, threads)
-            run_subtok([train], tmp / "stq", "wordpiece", vocab_size, threads)
+            run_hf("wordpiece", [train], tmp / "hfq", vocab_size, True, threads, limit)
+            run_subtok([train], tmp / "stq", "wordpiece", vocab_size, threads,
+                       *(["--limit_alphabet=%d" % limit] if limit else []))
             cells = []
             for prefix in ("hfq", "stq"):
                 tok = Tokenizer.from_file(str(tmp / (prefix + ".json")))
@@ -285,14 +294,17 @@ def main() -> None:
         text=True).stdout.strip()))
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
+        # Speed first: the parts after it load tokenizers and subtok into
+        # this process, and a child forked from a large process starts with
+        # its pages (ru_maxrss would count them).
+        if "speed" in parts:
+            speed(tmp, args.threads)
         if "parity" in parts:
             wordpiece_parity(tmp, args.threads)
             bytelevel_parity(tmp, args.threads, [8000, 32000])
         if "quality" in parts:
             wordpiece_quality(tmp, args.threads, sizes, args.english_bytes)
             bytelevel_quality(tmp, args.threads, [8000, 32000])
-        if "speed" in parts:
-            speed(tmp, args.threads)
 
 
 if __name__ == "__main__":

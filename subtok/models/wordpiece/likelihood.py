@@ -23,11 +23,26 @@ What a merge of ``x y`` into ``z`` (``m`` occurrences replaced) changes:
    change;
 3. ``N`` falls by ``m``: every gain changes, by ``C(xy) · Δlog N``.
 
-Choice: the pairs of 1 and 2 are recomputed exactly at once; 3 is handled
-lazily. ``N`` only falls, so a gain computed with an older ``N`` is an upper
-bound of the current one (for unchanged counts): the queue is a max-heap of
-gains stamped with the merge number, and a stale top is recomputed and put
-back before it may win. The winner is therefore the exact best pair.
+Choice: the queue is a max-heap of *upper bounds* of the gains, and the
+top is recomputed exactly before it may win; a bound that stays above the
+exact gains for a while saves recomputing after every merge:
+
+* a pair is queued with its gain computed as if ``log C(x)`` and
+  ``log C(y)`` were :data:`HEADROOM` lower than they are, i.e. plus
+  ``2·C(xy)·HEADROOM``;
+* that stays an upper bound while neither ``log C(x)`` nor ``log C(y)``
+  falls by more than :data:`HEADROOM` (3, a falling ``N``, and a rising
+  ``C(z)`` only lower gains), so the pairs holding a symbol (1) are queued
+  again only once its ``log C`` has fallen that much since they last were;
+* the pairs of 2 are queued again when their bound rises (a new pair, or a
+  count change); a pair whose bound fell keeps its (higher) entry;
+* when the top entry is a bound, the pair's exact gain is computed and
+  queued; when the top is an exact gain of the current segmentation, no
+  other pair can beat it: it is the exact best pair;
+* an exact entry stays (a tight bound, ``N`` only falls) until a merge
+  lowers the count of one of its symbols; then it becomes a bound again.
+  So the few pairs near the top are not recomputed from scratch after
+  every merge, and the many others are not touched at all.
 
 Rare pairs stay out of the queue: since ``C(xy) ≤ C(x)`` and
 ``C(xy) ≤ C(y)``, ``gain ≤ C(xy)·log(N/C(xy))``, which grows with
@@ -48,15 +63,22 @@ from collections.abc import Callable
 
 from subtok.training.pair_merges import Merge, PairTable, add_token, symbol_char
 
+#: How far (in natural log) a symbol's count may fall before the queued
+#: bounds of its pairs are computed again (see the module docstring): larger
+#: means fewer recomputations per merge, and looser bounds near the top.
+HEADROOM = 0.05
 
 class LikelihoodMerger:
     """The state of likelihood merging over a :class:`PairTable`.
 
-    ``logs[s]`` is ``log C(s)``; ``by_symbol[s]`` the queued pairs holding
-    ``s``. A queue entry is ``(-gain, pair)``; ``version[p]`` is the very
-    ``-gain`` object of pair ``p``'s valid entry (queued pairs only; other
-    entries of ``p`` are void), an upper bound of its gain; ``fresh`` holds
-    the pairs whose valid entry was computed since the last merge (exact).
+    ``logs[s]`` is ``log C(s)``, ``base[s]`` its value when the bounds of
+    the pairs holding ``s`` were last computed; ``by_symbol[s]`` the queued
+    pairs holding ``s``. A queue entry is ``(-key, pair)``; ``version[p]``
+    is the very ``-key`` object of pair ``p``'s valid entry (queued pairs
+    only; other entries of ``p`` are void), an upper bound of its gain;
+    ``tight[s]`` the pairs holding ``s`` whose valid entry is an exact gain
+    (of the current segmentation or of an older one), ``fresh`` those
+    computed since the last merge.
     """
 
     def __init__(self, table: PairTable, min_frequency: int) -> None:
@@ -68,12 +90,14 @@ class LikelihoodMerger:
                 symbols[symbol] = symbols.get(symbol, 0) + count
         self.symbols = symbols
         self.logs = {symbol: math.log(count) for symbol, count in symbols.items()}
+        self.base = dict(self.logs)
         self.total = sum(symbols.values())
         self.log_total = math.log(self.total) if self.total else 0.0
         self.floor = max(1, min_frequency)
         self.heap: list = []
         self.version: dict[str, float] = {}
         self.fresh: set[str] = set()
+        self.tight: dict[str, set[str]] = {}
         self.by_symbol: dict[str, set[str]] = {}
         counts = table.pair_count
         self.cut = max(self.floor, max(counts.values(), default=0) // 4)
@@ -81,14 +105,14 @@ class LikelihoodMerger:
 
     # -- the queue -------------------------------------------------------------
     def requeue(self, pairs) -> None:
-        """Queue ``pairs`` with their current gains: the queued ones, and
-        the others counted at least ``cut`` times. A queued pair whose gain
-        did not rise keeps its entry, still an upper bound (recomputed when
-        it reaches the top). Pairs left without occurrences are forgotten."""
+        """Queue bounds of the gains of ``pairs``: the queued ones, and the
+        others counted at least ``cut`` times. A queued pair whose bound did
+        not rise keeps its entry. Pairs left without occurrences are
+        forgotten."""
         counts, version, logs = self.table.pair_count, self.version, self.logs
-        by_symbol, heap, fresh = self.by_symbol, self.heap, self.fresh
+        by_symbol, heap = self.by_symbol, self.heap
         log, push = math.log, heapq.heappush
-        log_total, cut = self.log_total, self.cut
+        log_total, cut = self.log_total + 2 * HEADROOM, self.cut
         floor = self.floor
         for pair in pairs:
             count = counts.get(pair, 0)
@@ -108,12 +132,12 @@ class LikelihoodMerger:
                         by_symbol[symbol] = {pair}
                     else:
                         found.add(pair)
-            neg_gain = -count * (log(count) + log_total - logs[pair[0]] - logs[pair[1]])
-            if queued is not None and queued <= neg_gain and pair not in fresh:
+            neg_key = -count * (log(count) + log_total - logs[pair[0]] - logs[pair[1]])
+            if queued is not None and queued <= neg_key:
                 continue
-            version[pair] = neg_gain
-            fresh.add(pair)
-            push(heap, (neg_gain, pair))
+            version[pair] = neg_key
+            push(heap, (neg_key, pair))
+            self.untighten(pair)
         if len(heap) > 2 * len(version) + 20_000:
             self.compact()
 
@@ -125,6 +149,36 @@ class LikelihoodMerger:
         self.version[pair] = neg_gain
         self.fresh.add(pair)
         heapq.heappush(self.heap, (neg_gain, pair))
+        tight = self.tight
+        for symbol in pair:
+            found = tight.get(symbol)
+            if found is None:
+                tight[symbol] = {pair}
+            else:
+                found.add(pair)
+
+    def untighten(self, pair: str) -> None:
+        """``pair``'s entry is no exact gain any more."""
+        tight = self.tight
+        for symbol in pair:
+            found = tight.get(symbol)
+            if found:
+                found.discard(pair)
+
+    def unbind(self, symbols) -> set[str]:
+        """After a merge lowered the counts of ``symbols``: the pairs
+        holding them whose entries were exact gains, which may now be below
+        the gains; their entries are made void (an infinite key makes
+        requeue queue them again)."""
+        version, tight = self.version, self.tight
+        out: set[str] = set()
+        for symbol in symbols:
+            out.update(tight.pop(symbol, ()))
+        for pair in out:
+            self.untighten(pair)
+            if pair in version:
+                version[pair] = math.inf
+        return out
 
     def compact(self) -> None:
         """Drop the void entries (the heap would otherwise hold every gain
@@ -138,6 +192,7 @@ class LikelihoodMerger:
         if self.version.pop(pair, None) is not None:
             for symbol in pair:
                 self.by_symbol[symbol].discard(pair)
+            self.untighten(pair)
 
     def lower_cut(self) -> None:
         """Queue the pairs counted at least a quarter of the current cut."""
@@ -197,6 +252,15 @@ class LikelihoodMerger:
         self.total -= replaced
         self.log_total = math.log(self.total)
         self.fresh.clear()
+        changed = self.unbind((left, right))
+        changed.update(table.gained)
+        changed.update(table.lost)
+        base, by_symbol = self.base, self.by_symbol
+        for symbol in (left, right):
+            if symbols[symbol] > 0 and base[symbol] - logs[symbol] > HEADROOM:
+                changed.update(by_symbol.get(symbol, ()))
+                base[symbol] = logs[symbol]
+        base[merged] = max(base.get(merged, logs[merged]), logs[merged])
         where = self.where
         for gained, words in table.gained.items():
             found = where.get(gained)
@@ -204,10 +268,6 @@ class LikelihoodMerger:
                 where[gained] = words
             else:
                 found.extend(words)
-        changed = set(table.gained)
-        changed.update(table.lost)
-        for symbol in {left, right, merged}:
-            changed.update(self.by_symbol.get(symbol, ()))
         table.gained.clear()
         table.lost.clear()
         self.requeue(changed)
