@@ -52,7 +52,6 @@ import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from operator import add
-from sys import intern
 
 
 def symbol_char(symbol_id: int) -> str:
@@ -90,7 +89,7 @@ class PairTable:
             if len(s) < 2:
                 continue
             f = self.counts[w]
-            for key in map(intern, map(add, s, s[1:])):
+            for key in map(add, s, s[1:]):
                 counts[key] = get(key, 0) + f
                 found = where.get(key)
                 if found is None:
@@ -102,10 +101,7 @@ class PairTable:
     def rewrite(self, key: str, merged: str, word_ids: Iterable[int]) -> int:
         """Replace pair ``key`` by the symbol ``merged`` in ``word_ids``
         (left to right, no overlap); return the weighted number of
-        occurrences replaced. Updates ``pair_count``, ``gained``, ``lost``.
-
-        Pair strings are interned: the tables of the callers then share one
-        object per pair instead of a copy per place that mentions it."""
+        occurrences replaced. Updates ``pair_count``, ``gained``, ``lost``."""
         left, right = key
         words, counts = self.words, self.counts
         pc = self.pair_count
@@ -132,14 +128,12 @@ class PairTable:
                     after = s[i + 2]
                     sides.append((right + after, merged + after))
                 for old, new in sides:
-                    old = intern(old)
                     left_over = pc[old] - f
                     if left_over:
                         pc[old] = left_over
                     else:
                         del pc[old]  # (no pair without occurrences is kept)
                     lost.add(old)
-                    new = intern(new)
                     pc[new] = get(new, 0) + f
                     found = gained.get(new)
                     if found is None:
