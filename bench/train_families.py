@@ -41,8 +41,6 @@ DATA = ROOT.parent / "shared" / "data"
 CORPORA = DATA / "corpora"
 GUTENBERG = CORPORA / "gutenberg_en.txt"
 CL100K = DATA / "interop" / "cl100k_base.tiktoken"
-CL100K_PATTERN = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+|"""
-                  r""" ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""")
 
 #: tokenizers' trainers, run in a child process:
 #: KIND FILES(,) PREFIX VOCAB LOWERCASE [LIMIT_ALPHABET].
@@ -116,8 +114,9 @@ def split_held_out(paths: list[Path], tmp: Path, name: str) -> tuple[Path, list[
 
 def wordpiece_parity(tmp: Path, threads: int) -> None:
     sys.path.insert(0, str(ROOT))
-    from subtok.models.wordpiece.bert_words import BertNormalizer, WordCounter
-    from subtok.models.wordpiece.trainer import DEFAULT_SPECIAL_TOKENS, count_words, frequency_vocab
+    from subtok.models.wordpiece.bert_words import WordCounter
+    from subtok.models.wordpiece.trainer import (DEFAULT_SPECIAL_TOKENS, bert_normalizer, count_words,
+                                                 frequency_vocab)
     from subtok.training.corpus import Progress
     from subtok.training.spec import TrainerOptions
     cases = [("gutenberg 6 MB", [head(GUTENBERG, 6_000_000, tmp / "g6.txt")], 8000),
@@ -138,8 +137,7 @@ def wordpiece_parity(tmp: Path, threads: int) -> None:
             opts = TrainerOptions.from_kwargs(input=[str(f) for f in files], model_type="wordpiece",
                                               vocab_size=vocab_size, lowercase=lowercase,
                                               num_threads=threads)
-            words = count_words(opts, Progress(False), None,
-                                WordCounter(BertNormalizer(lowercase=lowercase)))
+            words = count_words(opts, Progress(False), None, WordCounter(bert_normalizer(opts)))
             exact = []
             for run in runs:
                 order = [t for t in run if t.startswith("##") and len(t) == 3]
@@ -235,7 +233,7 @@ def bytelevel_quality(tmp: Path, threads: int, vocab_sizes: list[int]) -> None:
         enc = tiktoken_from(tmp / "stbq.tiktoken", "gpt2")
         count = sum(map(len, enc.encode_ordinary_batch(held)))
         print("| subtok byte_bpe (gpt2 pattern) | %d | %.3f |" % (vocab_size, size / count), flush=True)
-    enc = tiktoken_from(CL100K, CL100K_PATTERN)
+    enc = tiktoken_from(CL100K, "cl100k")
     count = sum(map(len, enc.encode_ordinary_batch(held)))
     print("| cl100k_base | %d | %.3f |" % (enc.n_vocab, size / count))
 
@@ -243,12 +241,12 @@ def bytelevel_quality(tmp: Path, threads: int, vocab_sizes: list[int]) -> None:
 def tiktoken_from(path: Path, pattern: str):
     import tiktoken
     sys.path.insert(0, str(ROOT))
-    from subtok.models.bytelevel.trainer import PATTERNS
+    from subtok.pretokenizers.tiktoken_patterns import pattern_for
     ranks = {}
     for line in path.read_bytes().splitlines():
         token, rank = line.split()
         ranks[base64.b64decode(token)] = int(rank)
-    return tiktoken.Encoding(name=path.stem, pat_str=PATTERNS.get(pattern, pattern),
+    return tiktoken.Encoding(name=path.stem, pat_str=pattern_for(pattern),
                              mergeable_ranks=ranks, special_tokens={})
 
 

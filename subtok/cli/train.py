@@ -83,7 +83,7 @@ HELP = {
     "limit_alphabet": "wordpiece: keep at most this many characters (0: all).",
     "continuing_subword_prefix": "wordpiece: prefix of word-internal pieces.",
     "max_input_chars_per_word": "wordpiece: longer words encode as the unknown token.",
-    "pattern": "byte_bpe: split pattern: gpt2, cl100k, o200k or a regex.",
+    "pattern": "byte_bpe: split pattern: gpt2, r50k, p50k, cl100k, o200k or a regex.",
     "add_prefix_space": "byte_bpe: add a space before each line (--pattern=gpt2 only).",
     "ties": "byte_bpe: ids and ties: subtok (bytes first in byte order) or tokenizers "
             "(as ByteLevelBPETokenizer.train).",

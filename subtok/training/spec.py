@@ -394,8 +394,6 @@ FAMILY_OPTIONS = {
 SHARED_OPTIONS = ("input", "input_format", "model_prefix", "model_type", "vocab_size",
                   "input_sentence_size", "shuffle_input_sentence", "num_threads", "random_seed",
                   "minloglevel", "progress")
-#: Named split patterns of --pattern (the regexes are in subtok.models.bytelevel.trainer).
-PATTERN_NAMES = ("gpt2", "cl100k", "o200k")
 
 
 def family_warnings(options: TrainerOptions, defaults: TrainerOptions) -> list[str]:
@@ -473,14 +471,15 @@ def _validate_byte_bpe(options: TrainerOptions) -> None:
     if options.vocab_size < needed:
         raise TrainerError("--vocab_size=%d: byte-level BPE needs at least %d (256 bytes and the "
                            "special tokens)." % (options.vocab_size, needed))
-    if options.pattern not in PATTERN_NAMES:
+    from subtok.pretokenizers.tiktoken_patterns import GPT2_PATTERN, PATTERNS, pattern_for
+    if pattern_for(options.pattern) not in PATTERNS.values():
         import regex
         try:
             regex.compile(options.pattern)
         except regex.error as exc:
             raise TrainerError("--pattern=%s: not a valid regular expression (%s); give one, or "
-                               "one of %s." % (options.pattern, exc, ", ".join(PATTERN_NAMES))) from None
-    if options.add_prefix_space and options.pattern != "gpt2":
+                               "one of %s." % (options.pattern, exc, ", ".join(PATTERNS))) from None
+    if options.add_prefix_space and pattern_for(options.pattern) != GPT2_PATTERN:
         raise TrainerError("--add_prefix_space works with --pattern=gpt2 only (the ByteLevel "
                            "pre-tokenizer adds it before its own split).")
 
@@ -539,7 +538,10 @@ def _coerce(name: str, spec: dataclasses.Field, value: Any) -> Any:
 
 
 #: Integer options that are no TrainerSpec field: spm_train's flag types.
-_FLAG_INTEGERS = {"random_seed": "uint32", "minloglevel": "int32"}
+_FLAG_INTEGERS = {"random_seed": "uint32", "minloglevel": "int32",
+                  # tokenizers' trainers: u64 and usize (64-bit) fields
+                  "min_frequency": "uint64", "limit_alphabet": "uint64",
+                  "max_input_chars_per_word": "uint64"}
 _INTEGER_TYPES = {"int32": (-(1 << 31), (1 << 31) - 1), "int64": (-(1 << 63), (1 << 63) - 1),
                   "uint32": (0, (1 << 32) - 1), "uint64": (0, (1 << 64) - 1)}
 
@@ -616,5 +618,5 @@ def _load_tsv(path: str, option: str) -> dict[str, str]:
 
 
 __all__ = ["TrainerOptions", "split_csv", "coerce_bool", "UNSET_SEED", "DEFAULT_SAMPLING_SEED",
-           "LIST_FIELDS", "IGNORED_OPTIONS", "FAMILY_OPTIONS", "SHARED_OPTIONS", "PATTERN_NAMES",
+           "LIST_FIELDS", "IGNORED_OPTIONS", "FAMILY_OPTIONS", "SHARED_OPTIONS",
            "validate_family", "family_warnings", "strip_accents_value"]

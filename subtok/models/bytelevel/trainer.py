@@ -2,14 +2,18 @@
 
 Phases:
 
-1. *chunks* - every input line (line end included) is cut by the split
-   pattern (``--pattern``: ``gpt2``, ``cl100k``, ``o200k`` or a regex) into
-   chunks, counted per distinct chunk in worker processes
+1. *chunks* - every input line (line end included) is cut into chunks by
+   the pre-tokenizer PREFIX.json will name, built by the tokenizer.json
+   engine (:func:`pre_tokenizer`; ``--pattern``: ``gpt2``, ``r50k``,
+   ``p50k``, ``cl100k``, ``o200k`` or a regex, see
+   :mod:`subtok.pretokenizers.tiktoken_patterns`), and counted per
+   distinct chunk in worker processes
    (:func:`subtok.training.families.count_pretokens`); with
    ``--add_prefix_space`` a line not starting with a space gets one first
    (the ByteLevel pre-tokenizer's rule, so ``gpt2`` only);
-2. *symbols* - a chunk is its UTF-8 bytes, one symbol per byte; chunks of
-   one byte have no pair and are dropped;
+2. *symbols* - a chunk is its UTF-8 bytes (GPT-2's byte characters, one
+   per byte), one symbol per byte; chunks of one byte have no pair and
+   are dropped;
 3. *merges* - pairs are merged by frequency over the distinct chunks with
    their counts (:func:`subtok.training.pair_merges.merge_by_frequency`,
    which is ``tokenizers``' ``BpeTrainer`` loop), never crossing a chunk,
@@ -34,9 +38,7 @@ first. What the ids are differs:
   merge for merge.
 
 Tokens are written with GPT-2's printable stand-ins for bytes
-(``bytes_char`` of ``tokenizers/src/pre_tokenizers/byte_level.rs``):
-bytes ``!``..``~``, ``¡``..``¬`` and ``®``..``ÿ`` stand for themselves, the
-other 68 are U+0100 + n in byte order (space is ``Ġ``, newline ``Ċ``).
+(:mod:`subtok.pretokenizers.byte_level`: space is ``Ġ``, newline ``Ċ``).
 """
 
 from __future__ import annotations
@@ -46,87 +48,37 @@ from collections import Counter
 from collections.abc import Iterable
 
 from subtok.errors import TrainerError
-from subtok.formats.hf_files import added_token, scores_vocab, tiktoken_ranks, tokenizer_json
+from subtok.formats import hf_json
+from subtok.formats.scored_vocab import scores_vocab
+from subtok.formats.tiktoken import ranks_text
+from subtok.pretokenizers.byte_level import BYTE_CHARS, text_to_bytes
+from subtok.pretokenizers.hf import from_json as pre_tokenizer_from_json
+from subtok.pretokenizers.tiktoken_patterns import GPT2_PATTERN, pattern_for
 from subtok.training.corpus import Progress
 from subtok.training.families import Trained, count_pretokens, sorted_by_count
 from subtok.training.pair_merges import (Merge, PairTable, first_scores, merge_by_frequency,
                                          symbol_char)
 from subtok.training.spec import TrainerOptions
 
-#: The split patterns --pattern names. ``gpt2`` is the ByteLevel
-#: pre-tokenizer's (GPT-2's ``encoder.py``); ``cl100k`` and ``o200k`` are
-#: tiktoken's (``tiktoken_ext/openai_public.py``).
-PATTERNS = {
-    "gpt2": r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""",
-    "cl100k": (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+|"""
-               r""" ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""),
-    "o200k": "|".join([
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"""
-        r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*"""
-        r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""\p{N}{1,3}""",
-        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-        r"""\s*[\r\n]+""",
-        r"""\s+(?!\S)""",
-        r"""\s+""",
-    ]),
-}
-
-
-def byte_chars() -> list[str]:
-    """GPT-2's stand-in character of every byte value."""
-    printable = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
-    chars = {b: chr(b) for b in printable}
-    others = [b for b in range(256) if b not in chars]
-    chars.update({b: chr(0x100 + n) for n, b in enumerate(others)})
-    return [chars[b] for b in range(256)]
-
-
-BYTE_CHARS = byte_chars()
-#: stand-in character -> byte value.
-CHAR_BYTES = {c: b for b, c in enumerate(BYTE_CHARS)}
-
 
 class ChunkCounter:
-    """Cuts lines into chunks with the split pattern and counts them."""
+    """Cuts lines into chunks and counts them, with the very pre-tokenizer
+    the tokenizer.json engine builds from the trained file's
+    ``pre_tokenizer`` (so training sees exactly the chunks encoding will).
+    Chunks come out in GPT-2's byte characters, one character per byte."""
 
-    def __init__(self, pattern: str, add_prefix_space: bool) -> None:
-        import regex
-        self.named = pattern in PATTERNS
-        self.regex = regex.compile(PATTERNS.get(pattern, pattern))
-        self.add_prefix_space = add_prefix_space
-
-    def pieces(self, text: str) -> list[str]:
-        """The chunks of ``text``: the pattern's matches, and (for a pattern
-        of the user's) the text between them, as a ``Split`` pre-tokenizer
-        with ``Isolated`` behaviour makes them. The named patterns match
-        every character."""
-        if self.named:
-            return self.regex.findall(text)
-        out, pos = [], 0
-        for match in self.regex.finditer(text):
-            start, end = match.span()
-            if start > pos:
-                out.append(text[pos:start])
-            if end > start:
-                out.append(text[start:end])
-            pos = end
-        if pos < len(text):
-            out.append(text[pos:])
-        return out
+    def __init__(self, pre_tokenizer: dict) -> None:
+        self.pre_tokenizer = pre_tokenizer_from_json(pre_tokenizer, "pre_tokenizer")
 
     def count(self, lines: list[tuple[str, int]]) -> Counter:
         """The chunks of ``(line, count)`` pairs, counted."""
         counts: Counter = Counter()
-        pieces = self.pieces
+        split = self.pre_tokenizer.split
         for text, freq in lines:
-            if self.add_prefix_space and not text.startswith(" "):
-                text = " " + text
             if freq == 1:
-                counts.update(pieces(text))
+                counts.update(split(text))
             else:
-                for piece in pieces(text):
+                for piece in split(text):
                     counts[piece] += freq
         counts.pop("", None)
         return counts
@@ -148,26 +100,21 @@ def initial_tokens(specials: list[str], ties: str) -> tuple[list[str], list[int]
 
 
 def symbol_words(chunks: Counter, byte_ids: list[int]) -> tuple[list[str], list[int]]:
-    """Chunks of two bytes or more as symbol strings, with their counts."""
-    table = {b: symbol_char(byte_ids[b]) for b in range(256)}
+    """Chunks (in byte characters) of two bytes or more as symbol strings,
+    with their counts."""
+    table = {ord(BYTE_CHARS[b]): symbol_char(byte_ids[b]) for b in range(256)}
     words, counts = [], []
     for chunk, count in sorted_by_count(chunks):
-        data = chunk.encode("utf-8", "surrogateescape")
-        if len(data) > 1:
-            words.append(data.decode("latin-1").translate(table))
+        if len(chunk) > 1:
+            words.append(chunk.translate(table))
             counts.append(count)
     return words, counts
-
-
-def token_bytes(token: str) -> bytes:
-    """The bytes a token written with byte stand-ins stands for."""
-    return bytes(CHAR_BYTES[c] for c in token)
 
 
 def train(options: TrainerOptions, progress: Progress, lines: Iterable | None) -> Trained:
     """Train byte-level BPE; return its tokens and files (see the module docstring)."""
     specials = list(options.special_tokens)
-    counter = ChunkCounter(options.pattern, options.add_prefix_space)
+    counter = ChunkCounter(pre_tokenizer(options))
     chunks = count_pretokens(options, progress, lines, _count_chunk, counter)
     tokens, byte_ids = initial_tokens(specials, options.ties)
     words, counts = symbol_words(chunks, byte_ids)
@@ -210,38 +157,33 @@ def oniguruma_pattern(pattern: str) -> str:
 
 
 def pre_tokenizer(options: TrainerOptions) -> dict:
-    """The tokenizer.json pre-tokenizer that splits as training did."""
-    if options.pattern == "gpt2":
-        return {"type": "ByteLevel", "add_prefix_space": options.add_prefix_space,
-                "trim_offsets": True, "use_regex": True}
-    pattern = oniguruma_pattern(PATTERNS.get(options.pattern, options.pattern))
-    split = {"type": "Split", "pattern": {"Regex": pattern},
+    """The tokenizer.json pre-tokenizer that splits as training does: GPT-2's
+    ``ByteLevel``, or a ``Split`` by the pattern then ``ByteLevel`` without
+    its own regex (the ``Split`` keeps the text between matches, as a
+    ``Split`` with ``Isolated`` behaviour does)."""
+    pattern = pattern_for(options.pattern)
+    if pattern == GPT2_PATTERN:
+        return hf_json.byte_level(options.add_prefix_space, True, True)
+    split = {"type": "Split", "pattern": {"Regex": oniguruma_pattern(pattern)},
              "behavior": "Isolated", "invert": False}
-    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
-                  "use_regex": False}
-    return {"type": "Sequence", "pretokenizers": [split, byte_level]}
+    return hf_json.sequence("pre_tokenizer", [split, hf_json.byte_level(False, True, False)])
 
 
 def _files(options: TrainerOptions, tokens: list[str], scores: list[float],
            merges: list[Merge]) -> dict[str, bytes]:
     """The three output files: tokenizer.json, the .tiktoken ranks and the scored .vocab."""
     specials = set(options.special_tokens)
-    model = {"type": "BPE", "dropout": None, "unk_token": None,
-             "continuing_subword_prefix": None, "end_of_word_suffix": None, "fuse_unk": False,
-             "byte_fallback": False, "ignore_merges": False,
-             "vocab": {token: i for i, token in enumerate(tokens)},
-             "merges": json_merges(tokens, merges)}
-    byte_level = {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True,
-                  "use_regex": True}
-    document = tokenizer_json(
-        model=model,
-        added_tokens=[added_token(i, t) for i, t in enumerate(tokens) if t in specials],
-        normalizer=None, pre_tokenizer=pre_tokenizer(options),
-        post_processor=dict(byte_level, trim_offsets=False), decoder=byte_level)
-    ranks = [(token_bytes(t), i) for i, t in enumerate(tokens) if t not in specials]
-    return {".json": document, ".tiktoken": tiktoken_ranks(ranks),
+    model = hf_json.bpe_model({token: i for i, token in enumerate(tokens)},
+                              json_merges(tokens, merges),
+                              continuing_subword_prefix=None, end_of_word_suffix=None)
+    document = hf_json.tokenizer(
+        model, added_tokens=[hf_json.added_token(i, t) for i, t in enumerate(tokens) if t in specials],
+        pre_tokenizer=pre_tokenizer(options), post_processor=hf_json.byte_level(True, False),
+        decoder=hf_json.byte_level(True, True))
+    ranks = {text_to_bytes(t): i for i, t in enumerate(tokens) if t not in specials}
+    return {".json": hf_json.json_bytes(document), ".tiktoken": ranks_text(ranks),
             ".vocab": scores_vocab(tokens, scores)}
 
 
-__all__ = ["train", "PATTERNS", "BYTE_CHARS", "CHAR_BYTES", "ChunkCounter", "initial_tokens",
-           "json_merges"]
+__all__ = ["train", "ChunkCounter", "initial_tokens", "json_merges", "pre_tokenizer",
+           "oniguruma_pattern"]

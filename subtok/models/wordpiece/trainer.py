@@ -3,10 +3,10 @@
 Phases:
 
 1. *words* - every input line goes through BERT's pipeline
-   (:mod:`subtok.models.wordpiece.bert_words`: BertNormalizer with
-   ``--lowercase``, ``--strip_accents``, ``--clean_text``,
-   ``--handle_chinese_chars``, then BertPreTokenizer); the distinct words
-   are counted in worker processes;
+   (:mod:`subtok.models.wordpiece.bert_words`: the engine's BertNormalizer
+   with ``--lowercase``, ``--strip_accents``, ``--clean_text``,
+   ``--handle_chinese_chars``, then its BertPreTokenizer); the distinct
+   words are counted in worker processes;
 2. *alphabet* - the characters of the words, at most ``--limit_alphabet``
    of them (the most frequent; among equally frequent ones the smaller code
    point), in code point order;
@@ -49,8 +49,10 @@ from collections import Counter
 from collections.abc import Iterable
 
 from subtok.errors import TrainerError
-from subtok.formats.hf_files import added_token, bert_template, scores_vocab, tokenizer_json, vocab_txt
-from subtok.models.wordpiece.bert_words import BertNormalizer, WordCounter
+from subtok.formats import hf_json
+from subtok.formats.bert_vocab import vocab_txt
+from subtok.formats.scored_vocab import scores_vocab
+from subtok.models.wordpiece.bert_words import WordCounter
 from subtok.models.wordpiece.likelihood import merge_by_likelihood
 from subtok.training.corpus import Progress
 from subtok.training.families import Trained, count_pretokens, sorted_by_count
@@ -193,41 +195,44 @@ def train(options: TrainerOptions, progress: Progress, lines: Iterable | None) -
     if options.unk_token not in specials:
         raise TrainerError("--special_tokens must include the unknown token %s (--unk_token)."
                            % options.unk_token)
-    normalizer = BertNormalizer(clean_text=options.clean_text,
-                                handle_chinese_chars=options.handle_chinese_chars,
-                                strip_accents=strip_accents_value(options),
-                                lowercase=options.lowercase)
+    bert = bert_normalizer(options)
     build = frequency_vocab if options.wordpiece_criterion == "frequency" else likelihood_vocab
     # (no name holds the words here: the builder frees them once it has its table)
-    tokens, scores = build(count_words(options, progress, lines, WordCounter(normalizer)),
+    tokens, scores = build(count_words(options, progress, lines, WordCounter(bert)),
                            options, specials, progress=progress)
     if len(tokens) > options.vocab_size:
         progress.warning("the alphabet alone has %d tokens, more than --vocab_size=%d."
                          % (len(tokens), options.vocab_size))
     return Trained(model_type="wordpiece", tokens=tokens, scores=scores,
-                   files=_files(options, normalizer, tokens, scores))
+                   files=_files(options, bert, tokens, scores))
 
 
-def _files(options: TrainerOptions, normalizer: BertNormalizer, tokens: list[str],
+def bert_normalizer(options: TrainerOptions) -> dict:
+    """The tokenizer.json ``BertNormalizer`` of the options: written to
+    PREFIX.json and built by the training words' counter, so both agree."""
+    return {"type": "BertNormalizer", "clean_text": options.clean_text,
+            "handle_chinese_chars": options.handle_chinese_chars,
+            "strip_accents": strip_accents_value(options), "lowercase": options.lowercase}
+
+
+def _files(options: TrainerOptions, bert: dict, tokens: list[str],
            scores: list[float]) -> dict[str, bytes]:
     """The three output files: tokenizer.json, vocab.txt and the scored .vocab."""
     index = {t: i for i, t in enumerate(tokens)}
     specials = options.special_tokens or DEFAULT_SPECIAL_TOKENS
     post = None
     if "[CLS]" in index and "[SEP]" in index:
-        post = bert_template(("[CLS]", index["[CLS]"]), ("[SEP]", index["[SEP]"]))
+        post = hf_json.bert_template(("[CLS]", index["[CLS]"]), ("[SEP]", index["[SEP]"]))
     model = {"type": "WordPiece", "unk_token": options.unk_token,
              "continuing_subword_prefix": options.continuing_subword_prefix,
              "max_input_chars_per_word": options.max_input_chars_per_word, "vocab": index}
-    bert = {"type": "BertNormalizer", "clean_text": normalizer.clean_text,
-            "handle_chinese_chars": normalizer.handle_chinese_chars,
-            "strip_accents": strip_accents_value(options), "lowercase": normalizer.lowercase}
-    document = tokenizer_json(
-        model=model, added_tokens=[added_token(index[t], t) for t in specials],
+    document = hf_json.tokenizer(
+        model, added_tokens=[hf_json.added_token(index[t], t) for t in specials],
         normalizer=bert, pre_tokenizer={"type": "BertPreTokenizer"}, post_processor=post,
         decoder={"type": "WordPiece", "prefix": options.continuing_subword_prefix,
                  "cleanup": True})
-    return {".json": document, ".txt": vocab_txt(tokens), ".vocab": scores_vocab(tokens, scores)}
+    return {".json": hf_json.json_bytes(document), ".txt": vocab_txt(tokens),
+            ".vocab": scores_vocab(tokens, scores)}
 
 
 __all__ = ["train", "frequency_vocab", "likelihood_vocab", "count_words", "limited_alphabet",

@@ -25,7 +25,9 @@ from hypothesis import given, settings, strategies as st
 import subtok
 from conftest import run_subtok
 from family_data import all_corpora, assert_one_line_error, corpus, head
-from subtok.models.wordpiece.bert_words import BertNormalizer, BertPreTokenizer, WordCounter
+from subtok.models.wordpiece.bert_words import WordCounter
+from subtok.normalizers.bert import BertNormalizer
+from subtok.pretokenizers.splitters import BertPreTokenizer
 from subtok.models.wordpiece.likelihood import merge_by_likelihood
 from subtok.models.wordpiece.trainer import (DEFAULT_SPECIAL_TOKENS, count_words, frequency_vocab,
                                              initial_tokens, wordpiece_join)
@@ -41,6 +43,13 @@ def oracle_vocab(files: list[Path], vocab_size: int, lowercase: bool) -> list[st
     tok = BertWordPieceTokenizer(lowercase=lowercase)
     tok.train([str(f) for f in files], vocab_size=vocab_size, show_progress=False)
     return [t for t, _ in sorted(tok.get_vocab().items(), key=lambda kv: kv[1])]
+
+
+def bert_counter(**bert) -> WordCounter:
+    """The trainer's word counter for BertNormalizer options (tokenizers' defaults)."""
+    spec = dict(clean_text=True, handle_chinese_chars=True, strip_accents=None, lowercase=True)
+    spec.update(bert)
+    return WordCounter(dict(spec, type="BertNormalizer"))
 
 
 def options(**changes) -> TrainerOptions:
@@ -63,7 +72,7 @@ def test_words_equal_tokenizers_pipeline_on_every_corpus(setting):
     bert = BERT_SETTINGS[setting]
     ref_norm = normalizers.BertNormalizer(**bert)
     ref_split = pre_tokenizers.BertPreTokenizer()
-    counter = WordCounter(BertNormalizer(**bert))
+    counter = bert_counter(**bert)
     for path in all_corpora():
         lines = path.read_bytes().decode("utf-8").split("\n")
         lines = [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
@@ -80,7 +89,7 @@ def test_odd_whitespace_and_controls_split_like_tokenizers():
         split = pre_tokenizers.BertPreTokenizer()
         expected = Counter(w for line in lines
                            for w, _ in split.pre_tokenize_str(ref_norm.normalize_str(line)))
-        got = WordCounter(BertNormalizer(**bert)).count([(line, 1) for line in lines])
+        got = bert_counter(**bert).count([(line, 1) for line in lines])
         assert got == expected, bert
 
 
@@ -142,7 +151,7 @@ def test_frequency_criterion_reproduces_tokenizers(case, tmp_path):
                                            % (sum(a != b for a, b in zip(*runs)), vocab_size)))
     opts = options(input=[str(f) for f in files], vocab_size=vocab_size, lowercase=lowercase,
                    wordpiece_criterion="frequency")
-    words = count_words(opts, Progress(False), None, WordCounter(BertNormalizer(lowercase=lowercase)))
+    words = count_words(opts, Progress(False), None, bert_counter(lowercase=lowercase))
     for run in runs:
         tokens, _ = frequency_vocab(words, opts, list(DEFAULT_SPECIAL_TOKENS),
                                     continuation_order=continuation_order(run))
@@ -163,7 +172,7 @@ def test_frequency_vocab_matches_tokenizers_with_special_tokens_and_limits(tmp_p
     specials = ["[UNK]", "<s>", "</s>"]
     opts = options(input=[str(f) for f in files], vocab_size=1500, min_frequency=3,
                    special_tokens=specials, wordpiece_criterion="frequency")
-    words = count_words(opts, Progress(False), None, WordCounter(BertNormalizer()))
+    words = count_words(opts, Progress(False), None, bert_counter())
     # limit_alphabet keeps the most frequent characters; tokenizers breaks a
     # tie at the cut at random, so cut where there is none.
     chars: Counter = Counter()
@@ -276,7 +285,7 @@ def test_likelihood_fast_path_equals_reference(words, min_frequency, extra):
 
 def test_likelihood_equals_reference_on_real_words():
     opts = options(input=[str(corpus("fr.txt"))])
-    words = count_words(opts, Progress(False), None, WordCounter(BertNormalizer()))
+    words = count_words(opts, Progress(False), None, bert_counter())
     words = dict(sorted(words.items(), key=lambda kv: (-kv[1], kv[0]))[:1500])
     base = _start(words)
     size = len(base) + 250

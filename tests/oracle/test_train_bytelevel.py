@@ -24,7 +24,10 @@ from tokenizers import ByteLevelBPETokenizer, Regex, Tokenizer, pre_tokenizers
 import subtok
 from conftest import HOSTILE_LINES, run_subtok
 from family_data import all_corpora, assert_one_line_error, corpus, head
-from subtok.models.bytelevel.trainer import BYTE_CHARS, PATTERNS, ChunkCounter, oniguruma_pattern
+from subtok.models.bytelevel.trainer import ChunkCounter, oniguruma_pattern, pre_tokenizer
+from subtok.pretokenizers.byte_level import BYTE_CHARS
+from subtok.pretokenizers.tiktoken_patterns import pattern_for
+from subtok.training.spec import TrainerOptions
 
 
 def file_lines(path: Path) -> list[str]:
@@ -42,8 +45,14 @@ def tiktoken_encoding(prefix: Path, pattern: str, specials: dict[str, int]) -> t
     for line in prefix.with_suffix(".tiktoken").read_bytes().splitlines():
         token, rank = line.split()
         ranks[base64.b64decode(token)] = int(rank)
-    return tiktoken.Encoding(name="trained", pat_str=PATTERNS.get(pattern, pattern),
+    return tiktoken.Encoding(name="trained", pat_str=pattern_for(pattern),
                              mergeable_ranks=ranks, special_tokens=specials)
+
+
+def chunk_counter(pattern: str, add_prefix_space: bool) -> ChunkCounter:
+    """The trainer's chunk counter for these options (chunks in byte characters)."""
+    return ChunkCounter(pre_tokenizer(TrainerOptions.from_kwargs(
+        model_type="byte_bpe", pattern=pattern, add_prefix_space=add_prefix_space)))
 
 
 def oracle_json(files: list[Path], vocab_size: int, **train) -> dict:
@@ -61,29 +70,29 @@ def oracle_json(files: list[Path], vocab_size: int, **train) -> dict:
 @pytest.mark.parametrize("add_prefix_space", [False, True])
 def test_gpt2_chunks_equal_the_byte_level_pre_tokenizer(add_prefix_space):
     ref = pre_tokenizers.ByteLevel(add_prefix_space=add_prefix_space, use_regex=True)
-    counter = ChunkCounter("gpt2", add_prefix_space)
+    counter = chunk_counter("gpt2", add_prefix_space)
     for path in all_corpora():
         lines = file_lines(path)
         expected = Counter(piece for line in lines for piece, _ in ref.pre_tokenize_str(line))
-        got = counter.count([(line, 1) for line in lines])
-        assert Counter({to_byte_level(k): v for k, v in got.items()}) == expected, path.name
+        assert counter.count([(line, 1) for line in lines]) == expected, path.name
 
 
 @pytest.mark.parametrize("pattern", ["cl100k", "o200k"])
 def test_named_pattern_chunks_equal_tokenizers_split(pattern):
-    ref = pre_tokenizers.Split(Regex(oniguruma_pattern(PATTERNS[pattern])), behavior="isolated")
-    counter = ChunkCounter(pattern, False)
+    ref = pre_tokenizers.Split(Regex(oniguruma_pattern(pattern_for(pattern))), behavior="isolated")
+    split = chunk_counter(pattern, False).pre_tokenizer.split
     hostile = [line.decode("utf-8", "replace") for line in HOSTILE_LINES]
     for path in all_corpora():
         for line in file_lines(path) + hostile:
-            assert counter.pieces(line) == [p for p, _ in ref.pre_tokenize_str(line)], repr(line)
+            expected = [to_byte_level(p) for p, _ in ref.pre_tokenize_str(line)]
+            assert split(line) == expected, repr(line)
 
 
 def test_user_pattern_keeps_the_text_between_matches():
-    counter = ChunkCounter(r"\d+", False)
-    assert counter.pieces("ab12cd345") == ["ab", "12", "cd", "345"]
+    split = chunk_counter(r"\d+", False).pre_tokenizer.split
+    assert split("ab12cd345") == ["ab", "12", "cd", "345"]
     ref = pre_tokenizers.Split(Regex(r"\d+"), behavior="isolated")
-    assert [p for p, _ in ref.pre_tokenize_str("ab12cd345")] == counter.pieces("ab12cd345")
+    assert [p for p, _ in ref.pre_tokenize_str("ab12cd345")] == split("ab12cd345")
 
 
 # --------------------------------------------------------------------------
