@@ -434,8 +434,6 @@ def validate_family(options: TrainerOptions) -> None:
     if len(set(specials)) != len(specials):
         raise TrainerError("--special_tokens: %s is given twice."
                            % next(t for t in specials if specials.count(t) > 1))
-    if options.min_frequency < 0:
-        raise TrainerError("--min_frequency=%d: must be >= 0." % options.min_frequency)
     if mt == "wordpiece":
         _validate_wordpiece(options)
     else:
@@ -451,9 +449,6 @@ def _validate_wordpiece(options: TrainerOptions) -> None:
     if options.special_tokens and options.unk_token not in options.special_tokens:
         raise TrainerError("--special_tokens must include the unknown token %s (--unk_token)."
                            % options.unk_token)
-    if options.limit_alphabet < 0:
-        raise TrainerError("--limit_alphabet=%d: must be >= 0 (0: no limit)."
-                           % options.limit_alphabet)
     if options.max_input_chars_per_word < 1:
         raise TrainerError("--max_input_chars_per_word=%d: must be >= 1."
                            % options.max_input_chars_per_word)
