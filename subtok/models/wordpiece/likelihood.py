@@ -68,6 +68,17 @@ from subtok.training.pair_merges import Merge, PairTable, add_token, symbol_char
 #: means fewer recomputations per merge, and looser bounds near the top.
 HEADROOM = 0.05
 
+
+def index_by_symbol(index: dict[str, set[str]], pair: str) -> None:
+    """Note ``pair`` under each of its two symbols (so that a change to a
+    symbol's count finds the pairs whose gains it moves)."""
+    for symbol in pair:
+        found = index.get(symbol)
+        if found is None:
+            index[symbol] = {pair}
+        else:
+            found.add(pair)
+
 class LikelihoodMerger:
     """The state of likelihood merging over a :class:`PairTable`.
 
@@ -126,12 +137,7 @@ class LikelihoodMerger:
             if queued is None:
                 if count < cut:
                     continue
-                for symbol in pair:
-                    found = by_symbol.get(symbol)
-                    if found is None:
-                        by_symbol[symbol] = {pair}
-                    else:
-                        found.add(pair)
+                index_by_symbol(by_symbol, pair)
             neg_key = -count * (log(count) + log_total - logs[pair[0]] - logs[pair[1]])
             if queued is not None and queued <= neg_key:
                 continue
@@ -149,13 +155,7 @@ class LikelihoodMerger:
         self.version[pair] = neg_gain
         self.fresh.add(pair)
         heapq.heappush(self.heap, (neg_gain, pair))
-        tight = self.tight
-        for symbol in pair:
-            found = tight.get(symbol)
-            if found is None:
-                tight[symbol] = {pair}
-            else:
-                found.add(pair)
+        index_by_symbol(self.tight, pair)
 
     def untighten(self, pair: str) -> None:
         """``pair``'s entry is no exact gain any more."""
