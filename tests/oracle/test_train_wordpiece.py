@@ -385,7 +385,7 @@ ERRORS = {
     "twice": (["--special_tokens=[UNK],[UNK]"], "--special_tokens: [UNK] is given twice."),
     "accents": (["--strip_accents=maybe"], "--strip_accents=maybe: must be auto"),
     "prefix": (["--continuing_subword_prefix= "], "--continuing_subword_prefix=' ': must be"),
-    "limit": (["--limit_alphabet=-1"], "--limit_alphabet=-1: must be in [0, "),
+    "limit": (["--limit_alphabet=-1"], "--limit_alphabet=-1: not a 64-bit unsigned integer"),
     "missing": (["--input=/nonexistent/x.txt"], "/nonexistent/x.txt: cannot open input file"),
 }
 
