@@ -35,6 +35,10 @@ from subtok.normalizers.unicode_ages import ASSIGNED_8_0, ASSIGNED_9_0
 _MN_8_ADDED = "\u1734\U0001171e"
 _MN_8_REMOVED = "\u1885\u1886\ua9bd\U000111c9"
 _P_8_ADDED = "\u166d\U000111c9"
+#: The same for Unicode 9.0's marks (any M): U+1CF2 and U+1CF3 were Mc
+#: (now Lo); U+111C9 was Po.
+_M_9_ADDED = "\u1cf2\u1cf3"
+_M_9_REMOVED = "\U000111c9"
 
 
 def _pairs(ranges: str) -> list[tuple[int, int]]:
@@ -86,7 +90,8 @@ def nonspacing_mark_8() -> regex.Pattern:
 @functools.cache
 def combining_mark_9() -> regex.Pattern:
     """``is_combining_mark`` (any M, Unicode 9.0): what StripAccents removes."""
-    return _old(r"\p{M}", ASSIGNED_9_0)
+    marks = _old_class(r"\p{M}", ASSIGNED_9_0, extra=_M_9_ADDED)
+    return regex.compile("(?V1)[%s--[%s]]" % (marks, _M_9_REMOVED))
 
 
 @functools.cache

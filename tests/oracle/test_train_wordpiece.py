@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import unicodedata
 from collections import Counter
 from pathlib import Path
 
@@ -26,8 +25,6 @@ import subtok
 from conftest import run_subtok
 from family_data import all_corpora, assert_one_line_error, corpus, head
 from subtok.models.wordpiece.bert_words import WordCounter
-from subtok.normalizers.bert import BertNormalizer
-from subtok.pretokenizers.splitters import BertPreTokenizer
 from subtok.models.wordpiece.likelihood import merge_by_likelihood
 from subtok.models.wordpiece.trainer import (DEFAULT_SPECIAL_TOKENS, count_words, frequency_vocab,
                                              initial_tokens, wordpiece_join)
@@ -91,32 +88,6 @@ def test_odd_whitespace_and_controls_split_like_tokenizers():
                            for w, _ in split.pre_tokenize_str(ref_norm.normalize_str(line)))
         got = bert_counter(**bert).count([(line, 1) for line in lines])
         assert got == expected, bert
-
-
-def _every_code_point() -> list[str]:
-    return [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
-
-
-def test_normalizer_and_pre_tokenizer_on_every_code_point():
-    """Every code point alone between two letters. The only differences
-    allowed are characters this Python's Unicode database does not know
-    (tokenizers' Rust lowercases with a newer Unicode)."""
-    chars = _every_code_point()
-    split, mine_split = pre_tokenizers.BertPreTokenizer(), BertPreTokenizer()
-    for bert in BERT_SETTINGS:
-        ref, mine = normalizers.BertNormalizer(**bert), BertNormalizer(**bert)
-        differ = []
-        for start in range(0, len(chars), 256):
-            block = chars[start:start + 256]
-            text = "a" + "b".join(block) + "c"
-            if ref.normalize_str(text) != mine.normalize(text):
-                differ += [c for c in block
-                           if ref.normalize_str("a" + c + "b") != mine.normalize("a" + c + "b")]
-        assert all(unicodedata.category(c) == "Cn" for c in differ), \
-            [hex(ord(c)) for c in differ if unicodedata.category(c) != "Cn"]
-    differ = [c for c in chars
-              if [w for w, _ in split.pre_tokenize_str("a" + c + "b")] != mine_split.split("a" + c + "b")]
-    assert differ == []
 
 
 # --------------------------------------------------------------------------
