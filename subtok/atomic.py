@@ -174,7 +174,8 @@ def publish(renames: list[tuple[str, Target]]) -> None:
     """Rename each temporary file over its target, in order, holding an
     exclusive lock on every directory involved; if a rename fails, the
     targets already replaced get their old files back (kept meanwhile as
-    hard links, where the file system has them)."""
+    hard links, where the file system has them), and those that did not
+    exist before are removed again."""
     directories = sorted({os.path.dirname(target.path) or "." for _, target in renames})
     with contextlib.ExitStack() as locks:
         for directory in directories:
@@ -187,9 +188,11 @@ def publish(renames: list[tuple[str, Target]]) -> None:
                 done += 1
         except BaseException:
             for (_, target), backup in list(zip(renames, backups))[:done]:
-                if backup is not None:
-                    with contextlib.suppress(OSError):
+                with contextlib.suppress(OSError):
+                    if backup is not None:
                         os.replace(backup, target.path)
+                    elif target.existing is None:  # it was new: all or none
+                        os.unlink(target.path)
             raise
         finally:
             for backup in backups:

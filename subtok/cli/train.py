@@ -23,7 +23,7 @@ HELP = {
     "input": "Input corpus files, comma-separated (CSV) or repeated; - reads stdin.",
     "input_format": "text (one sentence per line) or tsv (sentence<TAB>freq).",
     "model_prefix": "Output prefix: writes PREFIX.model and PREFIX.vocab.",
-    "model_type": "unigram, bpe, word or char.",
+    "model_type": "unigram, bpe, word, char (PREFIX.model), wordpiece or byte_bpe (PREFIX.json).",
     "vocab_size": "Vocabulary size, meta pieces included.",
     "accept_language": "Informational list of languages (ignored).",
     "self_test_sample_size": "Deprecated in sentencepiece 0.2.3 (ignored).",
@@ -75,6 +75,23 @@ HELP = {
     "use_sparse_pruning": "Not supported by subtok (refused if true).",
     "mining_sentence_size": "Deprecated in sentencepiece (ignored, with a warning).",
     "training_sentence_size": "Deprecated in sentencepiece (ignored, with a warning).",
+    "special_tokens": "wordpiece/byte_bpe: special tokens, comma-separated (wordpiece default: "
+                      "[PAD],[UNK],[CLS],[SEP],[MASK]; byte_bpe: none).",
+    "min_frequency": "wordpiece/byte_bpe: merge only pairs seen at least this often.",
+    "wordpiece_criterion": "wordpiece: likelihood (merge by likelihood gain) or frequency "
+                           "(tokenizers' WordPieceTrainer).",
+    "unk_token": "wordpiece: the unknown token (one of --special_tokens).",
+    "lowercase": "wordpiece: lowercase the text (BertNormalizer).",
+    "strip_accents": "wordpiece: auto (follow --lowercase), true or false.",
+    "clean_text": "wordpiece: drop control characters, map whitespace to spaces.",
+    "handle_chinese_chars": "wordpiece: put spaces around CJK ideographs.",
+    "limit_alphabet": "wordpiece: keep at most this many characters (0: all).",
+    "continuing_subword_prefix": "wordpiece: prefix of word-internal pieces.",
+    "max_input_chars_per_word": "wordpiece: longer words encode as the unknown token.",
+    "pattern": "byte_bpe: split pattern: gpt2, r50k, p50k, cl100k, o200k or a regex.",
+    "add_prefix_space": "byte_bpe: add a space before each line (--pattern=gpt2 only).",
+    "ties": "byte_bpe: ids and ties: subtok (bytes first in byte order) or tokenizers "
+            "(as ByteLevelBPETokenizer.train).",
     "random_seed": "Seed of the sentence sampler (default: a fixed seed).",
     "minloglevel": "0/1 = warnings, 2 = errors only.",
 }

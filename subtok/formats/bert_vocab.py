@@ -12,6 +12,7 @@ the ``tokenizer.json`` that ``tokenizers.BertWordPieceTokenizer(vocab,
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from subtok.errors import ModelFileError
@@ -45,6 +46,11 @@ def read_vocab_txt(path: str | os.PathLike) -> dict[str, int]:
     if not vocab:
         raise ModelFileError("%s: the vocabulary is empty." % path)
     return vocab
+
+
+def vocab_txt(tokens: Iterable[str]) -> bytes:
+    """A ``vocab.txt``'s content: token ``i`` on line ``i`` (from 0)."""
+    return "".join(token + "\n" for token in tokens).encode("utf-8")
 
 
 def bert_wordpiece_json(vocab: str | os.PathLike | dict[str, int], *, unk_token: str = "[UNK]",

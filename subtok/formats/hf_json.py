@@ -95,7 +95,32 @@ def model_type(model: dict) -> str:
     return "WordLevel" if isinstance(vocab, dict) else "unknown"
 
 
+def bert_template(cls: tuple[str, int], sep: tuple[str, int]) -> dict:
+    """BERT's ``TemplateProcessing``: ``[CLS] $A [SEP]`` and
+    ``[CLS] $A [SEP] $B:1 [SEP]:1``, as ``BertWordPieceTokenizer`` sets it
+    up; ``cls`` and ``sep`` are (token, id)."""
+    def special(token: str, type_id: int) -> dict:
+        return {"SpecialToken": {"id": token, "type_id": type_id}}
+
+    def sequence(name: str, type_id: int) -> dict:
+        return {"Sequence": {"id": name, "type_id": type_id}}
+
+    return {
+        "type": "TemplateProcessing",
+        "single": [special(cls[0], 0), sequence("A", 0), special(sep[0], 0)],
+        "pair": [special(cls[0], 0), sequence("A", 0), special(sep[0], 0),
+                 sequence("B", 1), special(sep[0], 1)],
+        "special_tokens": {token: {"id": token, "ids": [token_id], "tokens": [token]}
+                           for token, token_id in (cls, sep)},
+    }
+
+
+def json_bytes(data: dict) -> bytes:
+    """A tokenizer.json's content: indented UTF-8, non-ASCII kept as is."""
+    return json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8")
+
+
 def write_json(data: dict, path: str | os.PathLike) -> None:
-    """Write a tokenizer.json atomically (UTF-8, non-ASCII kept as is)."""
+    """Write a tokenizer.json atomically (see :func:`json_bytes`)."""
     with atomic_writer(path) as out:
-        out.write(json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8"))
+        out.write(json_bytes(data))

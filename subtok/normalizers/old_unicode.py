@@ -27,6 +27,20 @@ import regex
 from subtok.normalizers.unicode_ages import ASSIGNED_8_0, ASSIGNED_9_0
 
 
+#: Characters whose general category changed after Unicode 8.0, which
+#: "current property and assigned then" gets wrong (found by comparing
+#: every code point with tokenizers 0.23.3): U+1734 and U+1171E were Mn
+#: (now Mc); U+1885, U+1886 (Lo then), U+A9BD (Mc then) and U+111C9 (Po
+#: then) were not Mn; U+166D (now So) and U+111C9 were punctuation.
+_MN_8_ADDED = "\u1734\U0001171e"
+_MN_8_REMOVED = "\u1885\u1886\ua9bd\U000111c9"
+_P_8_ADDED = "\u166d\U000111c9"
+#: The same for Unicode 9.0's marks (any M): U+1CF2 and U+1CF3 were Mc
+#: (now Lo); U+111C9 was Po.
+_M_9_ADDED = "\u1cf2\u1cf3"
+_M_9_REMOVED = "\U000111c9"
+
+
 def _pairs(ranges: str) -> list[tuple[int, int]]:
     return [(int(a, 16), int(b, 16)) for a, b in (p.split("-") for p in ranges.split())]
 
@@ -50,7 +64,7 @@ def _old(prop: str, ranges: str, extra: str = "") -> regex.Pattern:
 def punctuation_class_8() -> str:
     """``char::is_ascii_punctuation(c) || c.is_punctuation()`` (Unicode 8.0),
     what BertPreTokenizer and Punctuation split off, as a V1 set."""
-    return _old_class(r"\p{P}", ASSIGNED_8_0, extra=r"!-/:-@\[-`{-~")
+    return _old_class(r"\p{P}", ASSIGNED_8_0, extra=r"!-/:-@\[-`{-~" + _P_8_ADDED)
 
 
 @functools.cache
@@ -69,13 +83,15 @@ def bert_control_8() -> regex.Pattern:
 @functools.cache
 def nonspacing_mark_8() -> regex.Pattern:
     """``is_mark_nonspacing`` (Mn, Unicode 8.0): the accents BertNormalizer strips."""
-    return _old(r"\p{Mn}", ASSIGNED_8_0)
+    mn = _old_class(r"\p{Mn}", ASSIGNED_8_0, extra=_MN_8_ADDED)
+    return regex.compile("(?V1)[%s--[%s]]" % (mn, _MN_8_REMOVED))
 
 
 @functools.cache
 def combining_mark_9() -> regex.Pattern:
     """``is_combining_mark`` (any M, Unicode 9.0): what StripAccents removes."""
-    return _old(r"\p{M}", ASSIGNED_9_0)
+    marks = _old_class(r"\p{M}", ASSIGNED_9_0, extra=_M_9_ADDED)
+    return regex.compile("(?V1)[%s--[%s]]" % (marks, _M_9_REMOVED))
 
 
 @functools.cache

@@ -7,6 +7,11 @@ and a :class:`~subtok.training.corpus.Progress`, and returning the trained
 NORMAL pieces as ``(piece, score)`` in output order. Meta pieces are placed
 around them by :func:`subtok.training.api.train`.
 
+The families of :data:`subtok.models.TOKENIZER_FILE_TYPES` (WordPiece,
+byte-level BPE) read their corpus themselves: their ``train(options,
+progress, lines)`` returns the files to write (see
+:mod:`subtok.training.families`).
+
 Modules are imported on first use, so importing subtok (or encoding) never
 loads training code.
 """
@@ -22,6 +27,8 @@ TRAINERS: dict[str, str] = {
     "bpe": "subtok.models.bpe.trainer",
     "word": "subtok.models.word.trainer",
     "char": "subtok.models.char.trainer",
+    "wordpiece": "subtok.models.wordpiece.trainer",
+    "byte_bpe": "subtok.models.bytelevel.trainer",
 }
 
 

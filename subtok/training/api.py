@@ -28,6 +28,7 @@ from subtok.errors import TrainerError
 from subtok.flags import parse_flag_string, split_csv
 from subtok.formats.sentencepiece import ModelData, build_proto, model_from_proto, vocab_text
 from subtok.atomic import atomic_writers
+from subtok.models import TOKENIZER_FILE_TYPES
 from subtok.vocab import PieceType
 
 # The trainers (subtok.training.*) are imported inside train(): importing
@@ -36,7 +37,7 @@ from subtok.vocab import PieceType
 
 def train(input: Any = None, model_prefix: str | os.PathLike | None = None, *,
           sentence_iterator: Iterable | None = None, model_writer: Any = None,
-          **options: Any) -> ModelData:
+          **options: Any) -> Any:
     """Train a model like ``spm_train`` and return it.
 
     ``input`` is a path, a list/tuple of paths (``"-"`` = stdin), or any
@@ -45,10 +46,15 @@ def train(input: Any = None, model_prefix: str | os.PathLike | None = None, *,
     keyword is a spm_train option (``vocab_size=8000``, ``model_type="bpe"``,
     ``user_defined_symbols=["<sep>"]`` or ``"<sep>,<cls>"``, ...), plus
     ``random_seed``, ``minloglevel``/``quiet`` and ``progress``.
-    Writes ``<model_prefix>.model`` and ``<model_prefix>.vocab``, or,
+    Writes ``<model_prefix>.model`` and ``<model_prefix>.vocab`` and
+    returns the :class:`~subtok.formats.sentencepiece.ModelData`, or,
     given ``model_writer`` (an object with ``write(bytes)``), hands it the
     model and writes no file. ``input`` may also be spm_train's flags in
     one string (``"--input=a.txt --model_prefix=m --vocab_size=100"``).
+    The ``wordpiece`` and ``byte_bpe`` model types write
+    ``<model_prefix>.json`` (a ``tokenizer.json``), ``.txt`` (BERT vocab) or
+    ``.tiktoken`` (ranks) and ``.vocab``, and return a
+    :class:`~subtok.training.families.Trained`.
     Raises :class:`~subtok.errors.TrainerError` (or another
     :class:`~subtok.errors.SubtokError`) with a one-line message.
     """
@@ -72,6 +78,12 @@ def train(input: Any = None, model_prefix: str | os.PathLike | None = None, *,
     progress = Progress(opts.progress, opts.minloglevel)
     for message in opts.ignored_option_warnings():
         progress.warning(message)
+    if opts.model_type_name in TOKENIZER_FILE_TYPES:  # no .model: tokenizer.json and others
+        if model_writer is not None:
+            raise TrainerError("model_writer takes a .model; --model_type=%s writes files of "
+                               "its own: give --model_prefix." % opts.model_type_name)
+        from subtok.training.families import train_family
+        return train_family(opts, progress, lines)
     if model_writer is None:
         model_path, vocab_path = _output_paths(opts.model_prefix)
     normalizer_spec = opts.to_normalizer_spec()

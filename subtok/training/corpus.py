@@ -256,13 +256,15 @@ def build_meta(options: TrainerOptions) -> list[tuple[int, str, int]]:
 # 2. reading
 
 
-def _source_lines(options: TrainerOptions, lines: Iterable | None) -> Iterator[tuple[str, int, bytes]]:
-    """(source name, line number, raw line bytes without "\\n")."""
+def _source_lines(options: TrainerOptions, lines: Iterable | None,
+                  keep_ends: bool = False) -> Iterator[tuple[str, int, bytes]]:
+    """(source name, line number, raw line bytes without "\\n", or with it
+    where it has one if ``keep_ends``)."""
     if lines is not None:
         for number, line in enumerate(lines, 1):
             if isinstance(line, str):
                 line = line.encode("utf-8", "surrogateescape")
-            yield "<sentences>", number, line[:-1] if line.endswith(b"\n") else line
+            yield "<sentences>", number, line[:-1] if line.endswith(b"\n") and not keep_ends else line
         return
     if not options.input:
         raise TrainerError("--input is required: give one or more files (or - for stdin).")
@@ -277,7 +279,7 @@ def _source_lines(options: TrainerOptions, lines: Iterable | None) -> Iterator[t
             name, close = path, True
         try:
             for number, line in enumerate(handle, 1):
-                yield name, number, line[:-1] if line.endswith(b"\n") else line
+                yield name, number, line[:-1] if line.endswith(b"\n") and not keep_ends else line
         except OSError as exc:
             raise TrainerError("%s: cannot read input: %s." % (name, exc.strerror or exc)) from None
         finally:
@@ -290,15 +292,20 @@ INT64_MAX = (1 << 63) - 1
 
 
 def read_sentences(options: TrainerOptions, progress: Progress,
-                   lines: Iterable | None = None) -> Iterator[tuple[str, int]]:
-    """Stream (raw sentence, freq), applying ``LoadSentences``' per-line filters."""
+                   lines: Iterable | None = None, *, raw: bool = False) -> Iterator[tuple[str, int]]:
+    """Stream (raw sentence, freq), applying ``LoadSentences``' per-line filters.
+
+    ``raw``: text lines exactly as they are, line end included (Hugging
+    Face ``tokenizers`` trains on them so), and none of sentencepiece's
+    filters (length, U+2585); only empty lines are skipped.
+    """
     tsv = options.input_format == "tsv"
-    max_len = options.max_sentence_length
+    max_len = options.max_sentence_length if not raw else sys.maxsize
     too_long = 0
     total = input_size(options.input) if lines is None else None
     with progress.bar(total=total, desc="reading", unit="B", unit_scale=True) as bar:
-        for name, number, line in _source_lines(options, lines):
-            bar.update(len(line) + 1)
+        for name, number, line in _source_lines(options, lines, raw and not tsv):
+            bar.update(len(line) + (not line.endswith(b"\n")))
             freq = 1
             if tsv:
                 cols = line.split(b"\t")
@@ -322,7 +329,7 @@ def read_sentences(options: TrainerOptions, progress: Progress,
                                      "(%d); such lines are skipped." % (name, number, max_len, len(line)))
                 too_long += 1
                 continue
-            if _UNK_BYTES in line:
+            if _UNK_BYTES in line and not raw:
                 continue
             yield line.decode("utf-8", "surrogateescape"), freq
 

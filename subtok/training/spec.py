@@ -25,6 +25,7 @@ from subtok.errors import TrainerError
 from subtok.flags import parse_bool, split_csv
 from subtok.float32 import f32
 from subtok.formats.sentencepiece import MODEL_TYPE_IDS
+from subtok.models import TOKENIZER_FILE_TYPES
 
 #: spm's value of an unset --random_seed (uint32 max).
 UNSET_SEED = 4294967295
@@ -35,7 +36,8 @@ DEFAULT_SAMPLING_SEED = 12345678
 
 
 #: Options that are repeated strings in the proto (CSV on the command line).
-LIST_FIELDS = ("input", "accept_language", "control_symbols", "user_defined_symbols")
+LIST_FIELDS = ("input", "accept_language", "control_symbols", "user_defined_symbols",
+               "special_tokens")
 
 #: Deprecated / no-op options of sentencepiece 0.2.3 that subtok accepts and
 #: ignores with a warning when set to a non-default value.
@@ -131,6 +133,22 @@ class TrainerOptions:
     #: spm_train 0.2.3's flag (not a proto field): sparse pruning of the
     #: unigram trainer, which subtok does not implement.
     use_sparse_pruning: bool = False
+    # -- wordpiece and byte_bpe (the options of Hugging Face tokenizers'
+    #    trainers; see FAMILY_OPTIONS) ---------------------------------------
+    special_tokens: list[str] = field(default_factory=list)  # empty: the family's default
+    min_frequency: int = 2
+    wordpiece_criterion: str = "likelihood"
+    unk_token: str = "[UNK]"
+    lowercase: bool = True
+    strip_accents: str = "auto"
+    clean_text: bool = True
+    handle_chinese_chars: bool = True
+    limit_alphabet: int = 1000
+    continuing_subword_prefix: str = "##"
+    max_input_chars_per_word: int = 100
+    pattern: str = "gpt2"
+    add_prefix_space: bool = False
+    ties: str = "subtok"
     # -- process -------------------------------------------------------------
     random_seed: int = UNSET_SEED
     minloglevel: int = 0
@@ -200,9 +218,9 @@ class TrainerOptions:
     def validate(self) -> None:
         """Check the options; raise :class:`TrainerError` with spm's reason."""
         mt = self.model_type_name
-        if mt not in MODEL_TYPE_IDS:
+        if mt not in MODEL_TYPE_IDS and mt not in TOKENIZER_FILE_TYPES:
             raise TrainerError('unknown model type "%s" (--model_type must be one of %s).'
-                               % (self.model_type, ", ".join(MODEL_TYPE_IDS)))
+                               % (self.model_type, ", ".join((*MODEL_TYPE_IDS, *TOKENIZER_FILE_TYPES))))
         if self.input_format not in ("", "text", "tsv"):
             raise TrainerError("--input_format=%s: Supported formats are 'text' and 'tsv'."
                                % self.input_format)
@@ -262,6 +280,8 @@ class TrainerOptions:
                     'No precompiled charsmap is found: %s (--normalization_rule_name must be '
                     'one of %s, or give --normalization_rule_tsv).'
                     % (self.normalization_rule_name, ", ".join(BUILTIN_RULE_NAMES)))
+        if mt in TOKENIZER_FILE_TYPES:
+            validate_family(self)
 
     def ignored_option_warnings(self) -> list[str]:
         """One line per option that is set but has no effect (here or in spm)."""
@@ -271,6 +291,9 @@ class TrainerOptions:
             if getattr(self, name) != getattr(defaults, name):
                 out.append("--%s is ignored (%s)." % (name, why))
         mt = self.model_type_name
+        out.extend(family_warnings(self, defaults))
+        if mt in TOKENIZER_FILE_TYPES:
+            return out
         unused = [] if mt == "unigram" else list(UNIGRAM_ONLY)
         if mt in ("char", "word"):
             unused += PIECE_SHAPE
@@ -401,6 +424,105 @@ def _recorded(path: str) -> str:
 
 
 # ----------------------------------------------------------------------------
+# the tokenizer-file families (wordpiece, byte_bpe)
+
+#: Model type -> the options only it reads.
+FAMILY_OPTIONS = {
+    "wordpiece": ("special_tokens", "min_frequency", "wordpiece_criterion", "unk_token",
+                  "lowercase", "strip_accents", "clean_text", "handle_chinese_chars",
+                  "limit_alphabet", "continuing_subword_prefix", "max_input_chars_per_word"),
+    "byte_bpe": ("special_tokens", "min_frequency", "pattern", "add_prefix_space", "ties"),
+}
+#: Options every model type reads (the corpus, its sampling, the process).
+SHARED_OPTIONS = ("input", "input_format", "model_prefix", "model_type", "vocab_size",
+                  "input_sentence_size", "shuffle_input_sentence", "num_threads", "random_seed",
+                  "minloglevel", "progress")
+
+
+def family_warnings(options: TrainerOptions, defaults: TrainerOptions) -> list[str]:
+    """A line per option that is set (not default) but unread by the model type:
+    SentencePiece options for wordpiece/byte_bpe, theirs for the others."""
+    mt = options.model_type_name
+    own = FAMILY_OPTIONS.get(mt)
+    if own is None:
+        unread = [n for names in FAMILY_OPTIONS.values() for n in names]
+    else:
+        unread = [f.name for f in dataclasses.fields(TrainerOptions)
+                  if f.name not in own and f.name not in SHARED_OPTIONS
+                  and f.name not in IGNORED_OPTIONS]
+    return ["--%s has no effect on %s training." % (name, mt)
+            for name in dict.fromkeys(unread)
+            if getattr(options, name) != getattr(defaults, name)]
+
+
+def strip_accents_value(options: TrainerOptions) -> bool | None:
+    """--strip_accents as BertNormalizer takes it: None follows --lowercase."""
+    if options.strip_accents.strip().lower() == "auto":
+        return None
+    value = parse_bool(options.strip_accents)
+    if value is None:
+        raise TrainerError("--strip_accents=%s: must be auto (follow --lowercase), true or false."
+                           % options.strip_accents)
+    return value
+
+
+def validate_family(options: TrainerOptions) -> None:
+    """The checks of the wordpiece and byte_bpe options (called by validate)."""
+    mt = options.model_type_name
+    specials = options.special_tokens
+    for token in specials:
+        if not token or any(c in token for c in "\n\r"):
+            raise TrainerError("--special_tokens: %r: a special token must be non-empty and on "
+                               "one line." % token)
+    if len(set(specials)) != len(specials):
+        raise TrainerError("--special_tokens: %s is given twice."
+                           % next(t for t in specials if specials.count(t) > 1))
+    if mt == "wordpiece":
+        _validate_wordpiece(options)
+    else:
+        _validate_byte_bpe(options)
+
+
+def _validate_wordpiece(options: TrainerOptions) -> None:
+    """The wordpiece options (see :func:`validate_family`)."""
+    if options.wordpiece_criterion not in ("likelihood", "frequency"):
+        raise TrainerError("--wordpiece_criterion=%s: must be likelihood or frequency."
+                           % options.wordpiece_criterion)
+    strip_accents_value(options)
+    if options.special_tokens and options.unk_token not in options.special_tokens:
+        raise TrainerError("--special_tokens must include the unknown token %s (--unk_token)."
+                           % options.unk_token)
+    if options.max_input_chars_per_word < 1:
+        raise TrainerError("--max_input_chars_per_word=%d: must be >= 1."
+                           % options.max_input_chars_per_word)
+    prefix = options.continuing_subword_prefix
+    if not prefix or any(c.isspace() for c in prefix):
+        raise TrainerError("--continuing_subword_prefix=%r: must be non-empty, without "
+                           "whitespace." % prefix)
+
+
+def _validate_byte_bpe(options: TrainerOptions) -> None:
+    """The byte_bpe options; a custom --pattern must compile."""
+    if options.ties not in ("subtok", "tokenizers"):
+        raise TrainerError("--ties=%s: must be subtok or tokenizers." % options.ties)
+    needed = 256 + len(options.special_tokens)
+    if options.vocab_size < needed:
+        raise TrainerError("--vocab_size=%d: byte-level BPE needs at least %d (256 bytes and the "
+                           "special tokens)." % (options.vocab_size, needed))
+    from subtok.pretokenizers.tiktoken_patterns import GPT2_PATTERN, PATTERNS, pattern_for
+    if pattern_for(options.pattern) not in PATTERNS.values():
+        import regex
+        try:
+            regex.compile(options.pattern)
+        except regex.error as exc:
+            raise TrainerError("--pattern=%s: not a valid regular expression (%s); give one, or "
+                               "one of %s." % (options.pattern, exc, ", ".join(PATTERNS))) from None
+    if options.add_prefix_space and pattern_for(options.pattern) != GPT2_PATTERN:
+        raise TrainerError("--add_prefix_space works with --pattern=gpt2 only (the ByteLevel "
+                           "pre-tokenizer adds it before its own split).")
+
+
+# ----------------------------------------------------------------------------
 # value parsing
 
 
@@ -454,7 +576,10 @@ def _coerce(name: str, spec: dataclasses.Field, value: Any) -> Any:
 
 
 #: Integer options that are no TrainerSpec field: spm_train's flag types.
-_FLAG_INTEGERS = {"random_seed": "uint32", "minloglevel": "int32"}
+_FLAG_INTEGERS = {"random_seed": "uint32", "minloglevel": "int32",
+                  # tokenizers' trainers: u64 and usize (64-bit) fields
+                  "min_frequency": "uint64", "limit_alphabet": "uint64",
+                  "max_input_chars_per_word": "uint64"}
 _INTEGER_TYPES = {"int32": (-(1 << 31), (1 << 31) - 1), "int64": (-(1 << 63), (1 << 63) - 1),
                   "uint32": (0, (1 << 32) - 1), "uint64": (0, (1 << 64) - 1)}
 
@@ -531,4 +656,5 @@ def _load_tsv(path: str, option: str) -> dict[str, str]:
 
 
 __all__ = ["TrainerOptions", "split_csv", "coerce_bool", "UNSET_SEED", "DEFAULT_SAMPLING_SEED",
-           "LIST_FIELDS", "IGNORED_OPTIONS"]
+           "LIST_FIELDS", "IGNORED_OPTIONS", "FAMILY_OPTIONS", "SHARED_OPTIONS",
+           "validate_family", "family_warnings", "strip_accents_value"]
