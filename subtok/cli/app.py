@@ -28,6 +28,7 @@ COMMANDS = {
     "export-vocab": ("subtok.cli.export_vocab", "export_vocab"),
     "train": ("subtok.cli.train", "train_command"),
     "convert": ("subtok.cli.convert", "convert"),
+    "count": ("subtok.cli.count", "count_command"),
 }
 #: spm-style spellings that also work (not listed in the help).
 ALIASES = {"export_vocab": "export-vocab"}
