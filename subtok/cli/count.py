@@ -9,46 +9,17 @@ defaults and help); the file format and the spilling are in
 
 from __future__ import annotations
 
-import dataclasses
-
 import click
 
-from subtok.cli.options import Command, bool_option, option
-from subtok.cli.train import HELP
+from subtok.cli.options import Command, option
+from subtok.cli.train import option_decorators
 from subtok.flags import split_csv
-from subtok.training.spec import LIST_FIELDS, TrainerOptions
-
-#: spm_train options that decide the units (see subtok.training.counts.shape).
-COUNT_FIELDS = (
-    "input", "input_format", "model_type", "max_sentence_length", "split_by_whitespace",
-    "pretokenization_delimiter", "treat_whitespace_as_suffix", "allow_whitespace_only_pieces",
-    "control_symbols", "control_symbols_file", "user_defined_symbols", "user_defined_symbols_file",
-    "byte_fallback", "normalization_rule_name", "normalization_rule_tsv", "add_dummy_prefix",
-    "remove_extra_whitespaces", "unk_id", "bos_id", "eos_id", "pad_id", "unk_piece", "bos_piece",
-    "eos_piece", "pad_piece", "num_threads", "minloglevel",
-)
-
-
-def _decorators():
-    """One flag per option of COUNT_FIELDS, as ``subtok train`` has it."""
-    specs = {spec.name: spec for spec in dataclasses.fields(TrainerOptions)}
-    types = {"int": int, "float": float, "str": str}
-    decorators = []
-    for name in COUNT_FIELDS:
-        spec = specs[name]
-        if name in LIST_FIELDS:
-            decorators.append(option(name, multiple=True, metavar="CSV", help=HELP.get(name, "")))
-        elif spec.type == "bool":
-            decorators.append(bool_option(name, spec.default, HELP.get(name, "")))
-        else:
-            decorators.append(option(name, type=types[spec.type], default=spec.default,
-                                     show_default=spec.type != "str" or bool(spec.default),
-                                     help=HELP.get(name, "")))
-    return decorators
-
+from subtok.training.spec import LIST_FIELDS
 
 def _apply(func):
-    for decorator in reversed(_decorators()):
+    """Every flag of ``subtok train``: a recipe's flags work unchanged; those
+    that do not shape the units (``--vocab_size``, ...) have no effect."""
+    for decorator in reversed(option_decorators()):
         func = decorator(func)
     return func
 
@@ -88,6 +59,7 @@ def count_command(output, merge, max_memory, tmp_dir, scheduler, files, **kwargs
         count_on_cluster(output, scheduler=scheduler, max_memory=max_memory, tmp_dir=tmp_dir,
                          **kwargs)
         return
+    kwargs.pop("model_prefix", None)
     counts.count(output, max_memory=max_memory, tmp_dir=tmp_dir, **kwargs)
 
 
