@@ -134,6 +134,9 @@ class Corpus:
     #: distinct masked training units (:func:`training_units`) with summed
     #: counts, sorted by (count desc, unit asc); None otherwise.
     units: list[tuple[str, int]] | None = None
+    #: unigram from count files: (word, follower) -> count, masked, for
+    #: its seed search (see :func:`count_followed`); None otherwise.
+    followed: dict | None = None
     #: True when the trainer owns the corpus (:func:`subtok.training.api.train`):
     #: it may then drop ``units`` once it has taken what it needs.
     consumable: bool = False
@@ -398,8 +401,11 @@ class _Pass:
     total: int                         # number of sentences
 
 
-def _count_units(texts: list[str], chunk: list[tuple[str, int]], units: tuple) -> Counter:
-    """Distinct units of the normalized ``texts`` with their weighted counts."""
+def _count_units(texts: list[str], chunk: list[tuple[str, int]], units: tuple):
+    """Distinct units of the normalized ``texts`` with their weighted counts
+    (for ``("followed", ...)`` see :func:`count_followed`)."""
+    if units[0] == "followed":
+        return count_followed(texts, chunk, units)
     out: Counter = Counter()
     if units[0] == "sentences":
         for text, (_, freq) in zip(texts, chunk):
@@ -440,6 +446,34 @@ def _make_job(options: TrainerOptions, meta: list[tuple[int, str, int]], units: 
     return _NormalizeJob(normalize=normalizer.normalize,
                          replace=meta_matcher(piece for _, piece, _ in meta),
                          delimiter=options.pretokenization_delimiter, units=units, keep=keep)
+
+
+def count_followed(texts: list[str], chunk: list[tuple[str, int]], units: tuple):
+    """Unigram's units with what follows them, which its seed search needs
+    (see :func:`subtok.models.unigram.trainer.collect_units`): a Counter of
+    (word, follower) over the non-empty ``texts`` in order, the follower
+    being the next word's first character or NUL + the next sentence's
+    first character; and, to stitch chunks together, the first character
+    of the first sentence and the last word with its count (its follower
+    is in the next chunk). ``units``: ``("followed", suffix,
+    whitespace_only, split_by_whitespace)``.
+    """
+    _, suffix, ws_only, split_ws = units
+    out: Counter = Counter()
+    first = pending = None
+    pending_count = 0
+    for text, (_, freq) in zip(texts, chunk):
+        if not text:
+            continue
+        if pending is None:
+            first = text[0]
+        else:
+            out[(pending, "\x00" + text[0])] += pending_count
+        words = split_into_words(text, suffix, ws_only) if split_ws else [text]
+        for i in range(len(words) - 1):
+            out[(words[i], words[i + 1][0])] += freq
+        pending, pending_count = words[-1], freq
+    return out, first, pending, pending_count
 
 
 def _chunk_job(job: _NormalizeJob, chunk: list[tuple[str, int]]):
@@ -814,5 +848,5 @@ def words_with_counts(corpus: Corpus, options: TrainerOptions) -> list[tuple[str
 
 
 __all__ = ["Corpus", "Progress", "load_corpus", "build_meta", "read_sentences", "select",
-           "normalize_pass", "unit_count_chunks", "training_units", "mask_units", "compute_alphabet", "checked_alphabet", "check_vocab_fits", "weighted_chars", "split_into_words", "count_words",
+           "normalize_pass", "unit_count_chunks", "count_followed", "training_units", "mask_units", "compute_alphabet", "checked_alphabet", "check_vocab_fits", "weighted_chars", "split_into_words", "count_words",
            "words_with_counts", "make_normalizer", "MT19937"]

@@ -49,20 +49,23 @@ from typing import BinaryIO
 from subtok.errors import InputError, OutputError, TrainerError
 from subtok.symbols import SPACE_SYMBOL
 from subtok.training.corpus import (INT64_MAX, Corpus, Progress, build_meta, check_vocab_fits,
-                                    checked_alphabet, mask_units, read_sentences,
+                                    checked_alphabet, mask_units, mask_unknown, read_sentences,
                                     unit_count_chunks, weighted_chars)
 from subtok.training.spec import TrainerOptions
 
 MAGIC = b"#subtok-counts v1 "
 #: Header fields that are totals (summed by a merge), not options.
 TOTALS = ("sentences", "nonempty")
+#: Header fields of unigram counts that let a merge join files in order:
+#: the first character counted and the last word with its count (whose
+#: follower, the end of the text, becomes NUL + the next file's "first").
+EDGES = ("first", "last")
 #: Default of ``--max_memory``: the count table's budget before it spills.
 DEFAULT_MAX_MEMORY = 1 << 30
-#: Estimated bytes of one table entry besides its characters (the str
-#: object, its dict slot and its count) and per character (up to 2 bytes
-#: for text beyond Latin-1; 4 for astral characters, which are rare).
+#: Estimated bytes of one table entry besides its UTF-8 bytes (the bytes
+#: object, its dict slot and its count), and per byte of the unit.
 ENTRY_BYTES = 120
-CHAR_BYTES = 2
+CHAR_BYTES = 1
 #: Run files merged at once; past this many the runs are merged into one
 #: first (keeps the number of open files bounded).
 MAX_RUNS = 64
@@ -72,6 +75,10 @@ WRITE_BUFFER = 1 << 20
 _ESCAPE = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
 _UNESCAPE = {"\\": "\\", "t": "\t", "n": "\n", "r": "\r"}
 _ESCAPED = re.compile(r"\\(.?)", re.S)
+#: A written unit: escapes only as above, plus "\\>" between a unigram
+#: word and its follower (see :func:`escape_followed`).
+_VALID = re.compile(rb"(?:[^\\]|\\[\\tnr>])*\Z", re.S)
+_FOLLOWED = re.compile(rb"((?:[^\\]|\\[\\tnr])*)\\>(.*)\Z", re.S)
 _NEEDS_ESCAPE = re.compile("[\\\\\t\n\r]")
 _COUNT = re.compile(rb"[0-9]+\Z")
 
@@ -85,12 +92,17 @@ def count_units(options: TrainerOptions) -> tuple:
     :func:`subtok.training.corpus.training_units` spells them.
 
     BPE: its whitespace-split words (or sentences); unigram: the words of
-    ``SplitSentencesByWhitespace`` with its flags (or sentences), which its
-    EM works on and its seed search can be run on; WORD and CHAR: the plain
-    words (CHAR only needs the characters, which any units give).
+    ``SplitSentencesByWhitespace`` with its flags (or the sentences), each
+    with its follower (the next character, NUL + the first character of
+    the next sentence, or nothing at the end), which its seed search needs
+    (:func:`subtok.training.corpus.count_followed`); WORD and CHAR: the
+    plain words (CHAR only needs the characters, which any units give).
     """
     kind = options.model_type_name
-    if kind in ("bpe", "unigram"):
+    if kind == "unigram":
+        return ("followed", options.treat_whitespace_as_suffix,
+                options.allow_whitespace_only_pieces, options.split_by_whitespace)
+    if kind == "bpe":
         if not options.split_by_whitespace:
             return ("sentences",)
         return ("words", options.treat_whitespace_as_suffix, options.allow_whitespace_only_pieces)
@@ -98,18 +110,16 @@ def count_units(options: TrainerOptions) -> tuple:
 
 
 def units_name(units: tuple) -> str:
-    """``sentences``, ``words-prefix``, ``words-suffix-wsruns``, ..."""
+    """``sentences``, ``words-prefix``, ``words-suffix-wsruns``,
+    ``followed-words-prefix``, ``followed-sentences``, ..."""
+    if units[0] == "followed":
+        _, suffix, ws_only, split_ws = units
+        inner = ("words", suffix, ws_only) if split_ws else ("sentences",)
+        return "followed-" + units_name(inner)
     if units[0] == "sentences":
         return "sentences"
     _, suffix, ws_only = units
     return "words-%s%s" % ("suffix" if suffix else "prefix", "-wsruns" if ws_only else "")
-
-
-def units_from_name(name: str) -> tuple:
-    """The inverse of :func:`units_name`."""
-    if name == "sentences":
-        return ("sentences",)
-    return ("words", "-suffix" in name, name.endswith("-wsruns"))
 
 
 def shape(options: TrainerOptions, units: tuple, meta: list[tuple[int, str, int]]) -> dict:
@@ -150,12 +160,18 @@ def parse_header(line: bytes, name: str) -> dict:
     for key in TOTALS:
         if not isinstance(fields[key], int) or not 0 <= fields[key] <= INT64_MAX:
             raise InputError("%s:1: the header's %s must be a count (0 to %d)." % (name, key, INT64_MAX))
+    first, last = fields.get("first"), fields.get("last")
+    if not (first is None or isinstance(first, str) and len(first) == 1) or not (
+            last is None or isinstance(last, list) and len(last) == 2 and isinstance(last[0], str)
+            and isinstance(last[1], int) and 1 <= last[1] <= INT64_MAX):
+        raise InputError("%s:1: the header's first/last are not a character and a [word, count]."
+                         % name)
     return fields
 
 
 def shape_of(fields: dict) -> dict:
-    """The header fields without the totals."""
-    return {key: value for key, value in fields.items() if key not in TOTALS}
+    """The header fields without the totals and edges."""
+    return {key: value for key, value in fields.items() if key not in TOTALS + EDGES}
 
 
 def differences(mine: dict, theirs: dict) -> list[str]:
@@ -172,6 +188,20 @@ def escape(unit: str) -> bytes:
     if _NEEDS_ESCAPE.search(unit):
         unit = unit.translate(_ESCAPE)
     return unit.encode("utf-8", "surrogateescape")
+
+
+def escape_followed(word: str, follower: str) -> bytes:
+    """A unigram (word, follower) record's unit: both escaped, "\\>" between."""
+    return escape(word) + b"\\>" + escape(follower)
+
+
+def unescape_followed(text: bytes, name: str) -> tuple[str, str]:
+    """The (word, follower) of a :func:`escape_followed` unit."""
+    match = _FOLLOWED.match(text)
+    if not match:
+        raise InputError("%s: %r is not a word\\>follower record (count files of unigram "
+                         "options have only those)." % (name, text.decode("utf-8", "replace")))
+    return unescape(match.group(1), name), unescape(match.group(2), name)
 
 
 def unescape(text: bytes, name: str = "<counts>", number: int = 0) -> str:
@@ -211,8 +241,9 @@ def read_records(handle: BinaryIO, name: str, first_line: int = 2) -> Iterator[t
         if previous is not None and unit <= previous:
             raise InputError("%s:%d: units are not in strictly ascending (LC_ALL=C sort) order."
                              % (name, number))
-        if b"\\" in unit:
-            unescape(unit, name, number)  # a bad escape is this line's error
+        if b"\\" in unit and not _VALID.match(unit):
+            raise InputError("%s:%d: bad escape in a unit (only \\\\, \\t, \\n, \\r and "
+                             "the \\> of unigram records)." % (name, number))
         previous = unit
         yield unit, count
 
@@ -222,6 +253,8 @@ def sum_sorted(streams: list[Iterable[tuple[bytes, int]]], where: str) -> Iterat
     merged = heapq.merge(*streams, key=itemgetter(0))
     for unit, group in itertools.groupby(merged, key=itemgetter(0)):
         total = sum(count for _, count in group)
+        if not total:  # a record that a join moved away entirely
+            continue
         if total > INT64_MAX:
             raise TrainerError("%s: the count of %r adds up to %d, over %d (64 bits)."
                                % (where, unit.decode("utf-8", "replace"), total, INT64_MAX))
@@ -268,7 +301,7 @@ class SpillTable:
     def __init__(self, max_memory: int = DEFAULT_MAX_MEMORY, tmp_dir: str | None = None) -> None:
         self.limit = max_memory
         self.tmp_dir = tmp_dir
-        self.table: dict[str, int] = {}
+        self.table: dict[bytes, int] = {}  # written unit (escaped) -> count
         self.used = 0
         self.runs: list[str] = []
         self.directory: str | None = None
@@ -287,8 +320,9 @@ class SpillTable:
             self.directory = None
         self.runs = []
 
-    def add(self, counts: dict[str, int]) -> None:
-        """Add a chunk's counts; spill when the table is over budget."""
+    def add(self, counts: dict[bytes, int]) -> None:
+        """Add a chunk's counts (keys: written units, :func:`escape`); spill
+        when the table is over budget."""
         table = self.table
         get = table.get
         grown = 0
@@ -305,9 +339,7 @@ class SpillTable:
 
     def sorted_table(self) -> list[tuple[bytes, int]]:
         """The in-memory table as sorted records."""
-        records = [(escape(unit), count) for unit, count in self.table.items()]
-        records.sort(key=itemgetter(0))
-        return records
+        return sorted(self.table.items())  # units are distinct: counts are never compared
 
     def spill(self) -> None:
         """Write the table as a sorted run file and empty it."""
@@ -383,12 +415,50 @@ def count_corpus(options: TrainerOptions, table: SpillTable,
     fields = shape(options, units, meta)
     sentences = nonempty = 0
     stream = read_sentences(options, progress)
+    stitch = _Stitch() if units[0] == "followed" else None
     for chunk_size, chunk_units, chunk_nonempty in unit_count_chunks(stream, options, meta, units, size):
         sentences += chunk_size
         nonempty += chunk_nonempty
-        table.add(chunk_units)
+        if stitch is not None:
+            table.add(stitch.chunk(*chunk_units))
+        else:
+            table.add({escape(unit): count for unit, count in chunk_units.items()})
+    if stitch is not None:
+        table.add(stitch.end())
+        fields.update(stitch.edges())
     fields.update(sentences=sentences, nonempty=nonempty)
     return fields
+
+
+class _Stitch:
+    """Joins the chunks of unigram's (word, follower) counts: the last word
+    of a chunk is followed by NUL + the next chunk's first character."""
+
+    def __init__(self) -> None:
+        self.first: str | None = None
+        self.pending: str | None = None
+        self.count = 0
+
+    def edges(self) -> dict:
+        """The header's ``first`` and ``last`` (see :data:`EDGES`)."""
+        last = None if self.pending is None else [self.pending, self.count]
+        return {"first": self.first, "last": last}
+
+    def chunk(self, counts: Counter, first: str | None, last: str | None,
+              last_count: int) -> dict[bytes, int]:
+        if first is not None:
+            if self.first is None:
+                self.first = first
+            if self.pending is not None:
+                counts[(self.pending, "\x00" + first)] += self.count
+            self.pending, self.count = last, last_count
+        return {escape_followed(word, follower): n for (word, follower), n in counts.items()}
+
+    def end(self) -> dict[bytes, int]:
+        """The last word: followed by the end of the text."""
+        if self.pending is None:
+            return {}
+        return {escape_followed(self.pending, ""): self.count}
 
 
 def write_count_file(output: str, fields: dict, records: Iterable[tuple[bytes, int]]) -> None:
@@ -424,6 +494,9 @@ class CountFiles:
         self.paths = paths
         self.handles: list[BinaryIO] = []
         self.fields: dict | None = None
+        #: unigram counts: (written unit, count change) that join the files
+        #: in the order given (see :data:`EDGES`).
+        self.joins: Counter = Counter()
         try:
             for path in paths:
                 self._open(path)
@@ -450,10 +523,26 @@ class CountFiles:
             if self.fields[key] > INT64_MAX:
                 raise InputError("%s: the header's %s add up to over %d (64 bits)."
                                  % (path, key, INT64_MAX))
+        self._join(fields)
+
+    def _join(self, fields: dict) -> None:
+        """Unigram counts of text that goes on in ``fields``' file: the last
+        word counted so far is followed by NUL + that file's first character."""
+        if fields.get("first") is None:
+            return
+        last = self.fields.get("last")
+        if last is not None:
+            word, count = last
+            self.joins[escape_followed(word, "")] -= count
+            self.joins[escape_followed(word, "\x00" + fields["first"])] += count
+        if self.fields.get("first") is None:
+            self.fields["first"] = fields["first"]
+        self.fields["last"] = fields["last"]
 
     def records(self) -> Iterator[tuple[bytes, int]]:
         """Every unit once, sorted, counts summed."""
-        streams = [read_records(handle, path) for handle, path in zip(self.handles, self.paths)]
+        streams: list = [read_records(handle, path) for handle, path in zip(self.handles, self.paths)]
+        streams.append(sorted(self.joins.items()))
         return sum_sorted(streams, ", ".join(self.paths))
 
     def close(self) -> None:
@@ -495,20 +584,28 @@ def load_counted_corpus(options: TrainerOptions, progress: Progress | None = Non
     """The :class:`~subtok.training.corpus.Corpus` of count files, as
     :func:`subtok.training.corpus.load_corpus` would make it from the text
     they count: characters counted from the units, the same alphabet, the
-    units masked. Unigram gets the units as its sentences (see
-    ``docs/performance.md`` on why its model may differ slightly)."""
+    units masked. Unigram gets its (word, follower) counts
+    (``Corpus.followed``) instead of sentences."""
     if options.input_sentence_size > 0:
         raise TrainerError("--input_sentence_size=%d cannot sample count files (%s); sample "
                            "the text before counting." % (options.input_sentence_size,
                                                            ", ".join(options.input)))
     meta = build_meta(options)
     where = ", ".join(options.input)
+    followed: dict[tuple[str, str], int] | None = None
     with CountFiles(list(options.input)) as files:
         _check_shape(options, meta, files.fields, where)
-        units: Counter = Counter()
-        for unit, total in files.records():
-            units[unescape(unit, where, 0)] = total
         fields = files.fields
+        units: Counter = Counter()
+        if fields["units"].startswith("followed-"):
+            followed = {}
+            for unit, total in files.records():
+                word, follower = unescape_followed(unit, where)
+                followed[(word, follower)] = total
+                units[word] += total
+        else:
+            for unit, total in files.records():
+                units[unescape(unit, where, 0)] = total
     if not fields["sentences"]:
         raise TrainerError("the corpus is empty: %s counts no usable sentence." % where)
     if not (fields["nonempty"] or fields["sentences"] > 1):
@@ -522,17 +619,29 @@ def load_counted_corpus(options: TrainerOptions, progress: Progress | None = Non
                            "trainer would work on whole sentences, which word counts cannot give; "
                            "count with --split_by_whitespace=false, or raise --character_coverage."
                            % where)
-    unit_list = mask_units(units, alphabet, counts)
-    del units
     check_vocab_fits(options, alphabet, meta)
-    sentences: list[tuple[str, int]] = []
-    if kind == "unigram":
-        sentences, unit_list = unit_list, None
-    elif kind == "char":
-        unit_list = None
-    return Corpus(sentences=sentences, alphabet=alphabet,
+    unit_list = None
+    if kind in ("bpe", "word"):
+        unit_list = mask_units(units, alphabet, counts)
+    del units
+    if followed is not None:
+        followed = _mask_followed(followed, alphabet, counts)
+    return Corpus(sentences=[], alphabet=alphabet,
                   meta=[(piece, kind) for _, piece, kind in meta],
-                  meta_ids=[i for i, _, _ in meta], units=unit_list)
+                  meta_ids=[i for i, _, _ in meta], units=unit_list, followed=followed)
+
+
+def _mask_followed(followed: dict[tuple[str, str], int], alphabet: dict[str, int],
+                   counts: Counter) -> Counter:
+    """Characters outside the alphabet masked in the words and followers
+    (the NUL before a next sentence's character stays)."""
+    items = list(followed.items())
+    words = mask_unknown([(word, 0) for (word, _), _ in items], alphabet, counts)
+    chars = mask_unknown([(follower[-1:], 0) for (_, follower), _ in items], alphabet, counts)
+    out: Counter = Counter()
+    for ((_, follower), count), (word, _), (char, _) in zip(items, words, chars):
+        out[(word, follower[:-1] + char)] += count
+    return out
 
 
 def _check_shape(options: TrainerOptions, meta: list, fields: dict, where: str) -> None:

@@ -3,10 +3,14 @@
 Each case counts a real corpus in two halves (one of them with a tiny
 ``--max_memory``, so that it spills), merges the halves with ``subtok count
 --merge``, trains from the merged counts with ``subtok train --input_format
-tsv`` and compares: its .vocab byte for byte with ``spm_train``'s on the
-whole text, and its .model byte for byte with ``subtok train``'s on the
-whole text once the three TrainerSpec fields that name the inputs and
-outputs (``input``, ``input_format``, ``model_prefix``) are set alike.
+tsv`` and compares: its .vocab and .model byte for byte with ``subtok
+train``'s on the whole text (the .model once the three TrainerSpec fields
+that name the inputs and outputs, ``input``, ``input_format`` and
+``model_prefix``, are set alike), and for BPE, char and word its .vocab byte
+for byte with ``spm_train``'s on the whole text too. (subtok's unigram
+trainer is not byte-identical to sentencepiece's even on text, see
+tests/test_train_unigram.py; from counts it gives exactly what it gives on
+the text.)
 """
 
 from __future__ import annotations
@@ -30,6 +34,11 @@ CASES = [
     ("hashire_merosu_train.txt", "bpe", 1000, HASHIRE),
     ("ja.txt", "bpe", 3000, dict(character_coverage="0.9995")),
     ("de.txt", "bpe", 2000, dict(normalization_rule_name="nfkc_cf", control_symbols="<x>")),
+    ("botchan.txt", "unigram", 1000, {}),
+    ("botchan.txt", "unigram", 2000, dict(treat_whitespace_as_suffix="true")),
+    ("hashire_merosu_train.txt", "unigram", 1000, HASHIRE),
+    ("ja.txt", "unigram", 3000, dict(split_by_whitespace="false")),
+    ("en.txt", "unigram", 2000, LLAMA),
     ("botchan.txt", "char", 100, {}),
     ("wagahaiwa_nekodearu.txt", "char", 1000, dict(character_coverage="0.99")),
     ("ru.txt", "char", 400, LLAMA),
@@ -107,8 +116,16 @@ def test_training_from_counts_equals_spm_on_text(name, model_type, vocab_size, o
     counts = count_in_halves(corpus, tmp_path, model_type, options)
     counted, text, oracle = train_three(spm, tmp_path, corpus, counts, model_type, vocab_size,
                                         options)
-    assert _file(counted, ".vocab").read_bytes() == _file(oracle, ".vocab").read_bytes()
+    assert _file(counted, ".vocab").read_bytes() == _file(text, ".vocab").read_bytes()
     assert comparable(_file(counted, ".model")) == comparable(_file(text, ".model"))
+    if model_type != "unigram":
+        assert _file(counted, ".vocab").read_bytes() == _file(oracle, ".vocab").read_bytes()
+    else:
+        # subtok's unigram trainer itself is within issue 4's bound of
+        # sentencepiece (tests/test_train_unigram.py), not identical.
+        ours = [line.split("\t")[0] for line in _file(counted, ".vocab").read_text().splitlines()]
+        ref = [line.split("\t")[0] for line in _file(oracle, ".vocab").read_text().splitlines()]
+        assert len(set(ours) & set(ref)) >= 0.95 * len(ref)
 
 
 @needs_corpora

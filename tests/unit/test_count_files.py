@@ -61,7 +61,7 @@ def test_units_round_trip_through_the_file(items):
     for unit, count in items:
         table[unit] += count
     spill = SpillTable()
-    spill.add(table)
+    spill.add({escape(unit): count for unit, count in table.items()})
     buffer = io.BytesIO()
     counts.write_records(buffer, spill.records())
     buffer.seek(0)
@@ -79,6 +79,14 @@ def test_escapes_are_exact():
     for bad in (b"a\\", b"a\\x", b"\\0"):
         with pytest.raises(InputError):
             unescape(bad, "f.tsv", 7)
+
+
+def test_unigram_records_keep_word_and_follower_apart():
+    for word, follower in [("a\\", "\x00b"), ("\\>x", ">"), ("w", ""), ("t\tab", "\\")]:
+        written = counts.escape_followed(word, follower)
+        assert counts.unescape_followed(written, "f") == (word, follower)
+    with pytest.raises(InputError):
+        counts.unescape_followed(b"plain", "f")
 
 
 def test_sizes():
@@ -133,14 +141,17 @@ def test_many_runs_are_merged_as_they_pile_up(tmp_path, monkeypatch):
     monkeypatch.setattr(counts, "MAX_RUNS", 3)
     with SpillTable(1, str(tmp_path)) as table:
         for n in range(10):
-            table.add({"w%d" % (n % 4): 1, "common": 2})
+            table.add({b"w%d" % (n % 4): 1, b"common": 2})
         assert len(table.runs) < 3
         merged = dict(table.records())
     assert merged == {b"common": 20, b"w0": 3, b"w1": 3, b"w2": 2, b"w3": 2}
     assert list(tmp_path.iterdir()) == []
 
 
-def test_merge_of_parts_equals_count_of_the_whole(tmp_path):
+@pytest.mark.parametrize("model_type", ["unigram", "bpe"])
+def test_merge_of_parts_equals_count_of_the_whole(model_type, tmp_path):
+    """For unigram the merge also joins the parts in order: the last word
+    of a part is followed by the next part's first character."""
     corpus = synthetic(tmp_path / "c.txt", 2000)
     lines = [line + b"\n" for line in corpus.read_bytes().split(b"\n")[:-1]]
     parts = []
@@ -148,10 +159,11 @@ def test_merge_of_parts_equals_count_of_the_whole(tmp_path):
         part = tmp_path / ("p%d.txt" % n)
         part.write_bytes(b"".join(lines[start:end]))
         run_subtok("count", "--input", str(part), "--output", str(part) + ".tsv",
-                   "--max_memory", "8k")
+                   "--max_memory", "8k", "--model_type", model_type)
         parts.append(str(part) + ".tsv")
     run_subtok("count", "--merge", *parts, "--output", str(tmp_path / "merged.tsv"))
-    run_subtok("count", "--input", str(corpus), "--output", str(tmp_path / "whole.tsv"))
+    run_subtok("count", "--input", str(corpus), "--output", str(tmp_path / "whole.tsv"),
+               "--model_type", model_type)
     assert (tmp_path / "merged.tsv").read_bytes() == (tmp_path / "whole.tsv").read_bytes()
 
 
