@@ -65,7 +65,7 @@ def train(input: Any = None, model_prefix: str | os.PathLike | None = None, *,
     normalizer_spec = opts.to_normalizer_spec()
     denormalizer_spec = opts.to_denormalizer_spec()
 
-    if lines is None and opts.input_format == "tsv":
+    if lines is None:
         from subtok.training import counts  # subtok count's files (told by their header)
         corpus = (counts.load_counted_corpus(opts, progress) if counts.is_count_input(opts)
                   else load_corpus(opts, progress, lines))

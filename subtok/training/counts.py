@@ -570,14 +570,19 @@ def merge(paths: list[str], output: str) -> dict:
 
 def is_count_input(options: TrainerOptions) -> bool:
     """True when ``--input_format=tsv`` names subtok count files (told by the
-    first line; sentencepiece's own ``sentence<TAB>freq`` files have none)."""
-    if options.input_format != "tsv" or not options.input or "-" in options.input:
-        return False
+    first line; sentencepiece's own ``sentence<TAB>freq`` files have none).
+    A count file read as text would train on its header: an error."""
+    if not options.input or "-" in options.input or not os.path.isfile(options.input[0]):
+        return False  # (a pipe must not lose its first bytes to this look)
     try:
         with open(options.input[0], "rb") as handle:
-            return handle.read(len(MAGIC)) == MAGIC
+            found = handle.read(len(MAGIC)) == MAGIC
     except OSError:
         return False
+    if found and options.input_format != "tsv":
+        raise TrainerError("%s is a subtok count file: train from it with --input_format=tsv."
+                           % options.input[0])
+    return found
 
 
 def load_counted_corpus(options: TrainerOptions, progress: Progress | None = None) -> Corpus:

@@ -297,3 +297,12 @@ def test_not_a_count_file(tmp_path):
     proc = run_subtok("count", "--merge", str(other), "--output", str(tmp_path / "o.tsv"),
                       check=False)
     assert proc.returncode == 1 and "x.tsv:1: not a subtok count file" in proc.stderr.decode()
+
+
+def test_a_count_file_read_as_text_is_refused(tmp_path):
+    corpus = synthetic(tmp_path / "c.txt", 20)
+    counts.count(str(tmp_path / "c.tsv"), input=[str(corpus)])
+    proc = run_subtok("train", "--input", str(tmp_path / "c.tsv"), "--model_prefix",
+                      str(tmp_path / "m"), "--vocab_size", "30", check=False)
+    assert proc.returncode == 1
+    assert "c.tsv is a subtok count file: train from it with --input_format=tsv" in proc.stderr.decode()
