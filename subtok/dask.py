@@ -8,6 +8,8 @@ bounded memory, spilling on the worker's own temporary disk) and sends the
 count file back as bytes; the client merges the partial files in input
 order (a streaming k-way merge, which also joins unigram counts across
 files), so the result is byte-identical to counting on one machine.
+:func:`count_bag` does the same for a ``dask.bag`` of lines, one task per
+partition, merged in partition order.
 
 Nothing here is imported by ``import subtok`` or by any other command;
 without dask and distributed installed, asking for a scheduler is a
@@ -67,6 +69,39 @@ def count_file(path: str, options: dict[str, Any], max_memory: int | str,
             return handle.read()
 
 
+def count_lines(lines, options: dict[str, Any], max_memory: int | str,
+                tmp_dir: str | None) -> bytes:
+    """One partition of a bag of lines: its count file (run on a worker)."""
+    with tempfile.TemporaryDirectory(prefix="subtok-dask-", dir=tmp_dir) as directory:
+        output = os.path.join(directory, "part.tsv")
+        counts.count(output, lines=list(lines), max_memory=max_memory, tmp_dir=tmp_dir,
+                     **dict(options, num_threads=1))
+        with open(output, "rb") as handle:
+            return handle.read()
+
+
+def count_bag(bag, output: str, *, max_memory: int | str = counts.DEFAULT_MAX_MEMORY,
+              tmp_dir: str | None = None, **options: Any) -> dict:
+    """Count a ``dask.bag`` of lines (str or bytes, one sentence each) into
+    ``output``, its partitions merged in order (on the scheduler that is
+    current, e.g. a ``distributed.Client``'s)."""
+    counts.counting_options(**options)
+    parts = bag.map_partitions(lambda part: [count_lines(part, options, max_memory, tmp_dir)])
+    return _merge_parts(parts.compute(), output, tmp_dir)
+
+
+def _merge_parts(blobs, output: str, tmp_dir: str | None) -> dict:
+    """Write the partial count files and merge them, in order, into ``output``."""
+    with tempfile.TemporaryDirectory(prefix="subtok-dask-", dir=tmp_dir) as directory:
+        parts = []
+        for number, blob in enumerate(blobs):
+            part = os.path.join(directory, "part-%06d.tsv" % number)
+            with open(part, "wb") as handle:
+                handle.write(blob)
+            parts.append(part)
+        return counts.merge(parts, output)
+
+
 def count(paths: list[str], output: str, client, *, max_memory: int | str = counts.DEFAULT_MAX_MEMORY,
           tmp_dir: str | None = None, **options: Any) -> dict:
     """Count ``paths`` on the cluster of ``client`` into ``output``; return
@@ -75,15 +110,7 @@ def count(paths: list[str], output: str, client, *, max_memory: int | str = coun
     counts.counting_options(input=list(paths), **options)  # bad options fail here, not on a worker
     futures = client.map(count_file, paths, options=options, max_memory=max_memory,
                          tmp_dir=tmp_dir, pure=False)
-    with tempfile.TemporaryDirectory(prefix="subtok-dask-", dir=tmp_dir) as directory:
-        parts = []
-        for number, future in enumerate(futures):
-            part = os.path.join(directory, "part-%06d.tsv" % number)
-            with open(part, "wb") as handle:
-                handle.write(future.result())
-            parts.append(part)
-        fields = counts.merge(parts, output)
-    return fields
+    return _merge_parts((future.result() for future in futures), output, tmp_dir)
 
 
 def count_on_cluster(output: str, *, scheduler: str, max_memory: int | str = counts.DEFAULT_MAX_MEMORY,
@@ -104,4 +131,5 @@ def count_on_cluster(output: str, *, scheduler: str, max_memory: int | str = cou
             cluster.close()
 
 
-__all__ = ["count", "count_on_cluster", "client_for", "count_file", "INSTALL_HINT"]
+__all__ = ["count", "count_bag", "count_on_cluster", "client_for", "count_file", "count_lines",
+           "INSTALL_HINT"]

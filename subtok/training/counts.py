@@ -406,15 +406,16 @@ def counting_options(**kwargs) -> TrainerOptions:
 
 
 def count_corpus(options: TrainerOptions, table: SpillTable,
-                 progress: Progress | None = None) -> dict:
-    """Count ``options.input`` into ``table``; return the header fields."""
+                 progress: Progress | None = None, lines: Iterable | None = None) -> dict:
+    """Count ``options.input`` (or ``lines``, str or bytes) into ``table``;
+    return the header fields."""
     progress = progress or Progress(False, options.minloglevel)
     units = count_units(options)
     meta = build_meta(options)
     size = sum(os.path.getsize(p) for p in options.input if p != "-" and os.path.isfile(p))
     fields = shape(options, units, meta)
     sentences = nonempty = 0
-    stream = read_sentences(options, progress)
+    stream = read_sentences(options, progress, lines)
     stitch = _Stitch() if units[0] == "followed" else None
     for chunk_size, chunk_units, chunk_nonempty in unit_count_chunks(stream, options, meta, units, size):
         sentences += chunk_size
@@ -470,13 +471,14 @@ def write_count_file(output: str, fields: dict, records: Iterable[tuple[bytes, i
 
 
 def count(output: str, *, max_memory: int | str = DEFAULT_MAX_MEMORY, tmp_dir: str | None = None,
-          progress: Progress | None = None, **kwargs) -> dict:
-    """``subtok count``: count the training units of ``input`` (spm_train
-    options in ``kwargs``) into the count file ``output``; return its header."""
+          progress: Progress | None = None, lines: Iterable | None = None, **kwargs) -> dict:
+    """``subtok count``: count the training units of ``input`` (or of
+    ``lines``; spm_train options in ``kwargs``) into the count file
+    ``output``; return its header."""
     options = counting_options(**kwargs)
     limit = parse_size(max_memory) if isinstance(max_memory, str) else max_memory
     with SpillTable(limit, tmp_dir) as table:
-        fields = count_corpus(options, table, progress)
+        fields = count_corpus(options, table, progress, lines)
         write_count_file(output, fields, table.records())
     return fields
 

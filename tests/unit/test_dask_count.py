@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -39,6 +40,18 @@ def test_cluster_counts_equal_one_process_counts(client, parts, tmp_path, option
     subtok_dask.count(parts, str(tmp_path / "cluster.tsv"), client, max_memory="16k", **options)
     counts.count(str(tmp_path / "one.tsv"), input=parts, **options)
     assert (tmp_path / "cluster.tsv").read_bytes() == (tmp_path / "one.tsv").read_bytes()
+
+
+def test_bag_of_lines_counts_equal_one_process_counts(client, parts, tmp_path):
+    import dask.bag
+    from subtok import dask as subtok_dask
+    from subtok.training import counts
+    lines = [line for path in parts for line in Path(path).read_bytes().split(b"\n")[:-1]]
+    bag = dask.bag.from_sequence(lines, npartitions=4)
+    subtok_dask.count_bag(bag, str(tmp_path / "bag.tsv"), model_type="unigram")
+    counts.count(str(tmp_path / "one.tsv"), input=parts, model_type="unigram")
+    ours = (tmp_path / "bag.tsv").read_bytes().split(b"\n", 1)[1]
+    assert ours == (tmp_path / "one.tsv").read_bytes().split(b"\n", 1)[1]
 
 
 def test_cli_local_cluster(parts, tmp_path):
