@@ -29,6 +29,7 @@ COMMANDS = {
     "train": ("subtok.cli.train", "train_command"),
     "convert": ("subtok.cli.convert", "convert"),
     "normalize": ("subtok.cli.normalize", "normalize"),
+    "count": ("subtok.cli.count", "count_command"),
 }
 #: spm-style spellings that also work (not listed in the help).
 ALIASES = {"export_vocab": "export-vocab"}

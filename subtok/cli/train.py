@@ -128,6 +128,10 @@ def _decorators():
     return decorators
 
 
+#: The flags of ``subtok train`` as click decorators (``subtok count`` takes them too).
+option_decorators = _decorators
+
+
 def _apply(func):
     for decorator in reversed(_decorators()):
         func = decorator(func)

@@ -89,7 +89,12 @@ def train(input: Any = None, model_prefix: str | os.PathLike | None = None, *,
     normalizer_spec = opts.to_normalizer_spec()
     denormalizer_spec = opts.to_denormalizer_spec()
 
-    corpus = load_corpus(opts, progress, lines)
+    if lines is None:
+        from subtok.training import counts  # subtok count's files (told by their header)
+        corpus = (counts.load_counted_corpus(opts, progress) if counts.is_count_input(opts)
+                  else load_corpus(opts, progress, lines))
+    else:
+        corpus = load_corpus(opts, progress, lines)
     corpus.consumable = True  # nobody else sees it: the trainer may free what it has taken
     trainer = get_trainer(opts.model_type_name)
     trained = trainer(corpus, opts, progress)

@@ -173,6 +173,9 @@ class Corpus:
     #: distinct masked training units (:func:`training_units`) with summed
     #: counts, sorted by (count desc, unit asc); None otherwise.
     units: list[tuple[str, int]] | None = None
+    #: unigram from count files: (word, follower) -> count, masked, for
+    #: its seed search (see :func:`count_followed`); None otherwise.
+    followed: dict | None = None
     #: True when the trainer owns the corpus (:func:`subtok.training.api.train`):
     #: it may then drop ``units`` once it has taken what it needs.
     consumable: bool = False
@@ -445,8 +448,11 @@ class _Pass:
     total: int                         # number of sentences
 
 
-def _count_units(texts: list[str], chunk: list[tuple[str, int]], units: tuple) -> Counter:
-    """Distinct units of the normalized ``texts`` with their weighted counts."""
+def _count_units(texts: list[str], chunk: list[tuple[str, int]], units: tuple):
+    """Distinct units of the normalized ``texts`` with their weighted counts
+    (for ``("followed", ...)`` see :func:`count_followed`)."""
+    if units[0] == "followed":
+        return count_followed(texts, chunk, units)
     out: Counter = Counter()
     if units[0] == "sentences":
         for text, (_, freq) in zip(texts, chunk):
@@ -479,6 +485,44 @@ def _count_units(texts: list[str], chunk: list[tuple[str, int]], units: tuple) -
     return out
 
 
+def _make_job(options: TrainerOptions, meta: list[tuple[int, str, int]], units: tuple | None,
+              keep: bool, normalizer: Normalizer | None) -> _NormalizeJob:
+    """The job of one pass (``normalizer`` default: :func:`make_normalizer`)."""
+    if normalizer is None:
+        normalizer = make_normalizer(options)
+    return _NormalizeJob(normalize=normalizer.normalize,
+                         replace=meta_matcher(piece for _, piece, _ in meta),
+                         delimiter=options.pretokenization_delimiter, units=units, keep=keep)
+
+
+def count_followed(texts: list[str], chunk: list[tuple[str, int]], units: tuple):
+    """Unigram's units with what follows them, which its seed search needs
+    (see :func:`subtok.models.unigram.trainer.collect_units`): a Counter of
+    (word, follower) over the non-empty ``texts`` in order, the follower
+    being the next word's first character or NUL + the next sentence's
+    first character; and, to stitch chunks together, the first character
+    of the first sentence and the last word with its count (its follower
+    is in the next chunk). ``units``: ``("followed", suffix,
+    whitespace_only, split_by_whitespace)``.
+    """
+    _, suffix, ws_only, split_ws = units
+    out: Counter = Counter()
+    first = pending = None
+    pending_count = 0
+    for text, (_, freq) in zip(texts, chunk):
+        if not text:
+            continue
+        if pending is None:
+            first = text[0]
+        else:
+            out[(pending, "\x00" + text[0])] += pending_count
+        words = split_into_words(text, suffix, ws_only) if split_ws else [text]
+        for i in range(len(words) - 1):
+            out[(words[i], words[i + 1][0])] += freq
+        pending, pending_count = words[-1], freq
+    return out, first, pending, pending_count
+
+
 def _chunk_job(job: _NormalizeJob, chunk: list[tuple[str, int]]):
     """Normalize one chunk: (its size, normalized sentences or None, char counts
     or None, unit counts or None, number of non-empty sentences).
@@ -502,14 +546,14 @@ def _chunk_job(job: _NormalizeJob, chunk: list[tuple[str, int]]):
     if units is not None:
         unit_counts = _count_units(texts, chunk, units)
     else:
-        counts = _weighted_chars(texts, [f for _, f in chunk])
+        counts = weighted_chars(texts, [f for _, f in chunk])
     if job.keep:
         sentences = [(t, f) for t, (_, f) in zip(texts, chunk)]
     nonempty = sum(1 for t in texts if t)
     return len(chunk), sentences, counts, unit_counts, nonempty
 
 
-def _weighted_chars(texts: Iterable[str], freqs: Iterable[int]) -> Counter:
+def weighted_chars(texts: Iterable[str], freqs: Iterable[int]) -> Counter:
     """Character counts of ``texts`` weighted by ``freqs`` (texts grouped by weight)."""
     groups: dict[int, list[str]] = {}
     for text, freq in zip(texts, freqs):
@@ -545,12 +589,7 @@ def normalize_pass(raw: Iterable[tuple[str, int]], options: TrainerOptions,
     its distinct units; the chunk results are merged in chunk order, so the
     result does not depend on ``num_threads``.
     """
-    if normalizer is None:
-        normalizer = make_normalizer(options)
-    job = _NormalizeJob(normalize=normalizer.normalize,
-                        replace=meta_matcher(piece for _, piece, _ in meta),
-                        delimiter=options.pretokenization_delimiter, units=units,
-                        keep=keep_sentences)
+    job = _make_job(options, meta, units, keep_sentences, normalizer)
     out: list[tuple[str, int]] = []
     counts: Counter = Counter()
     unit_counts: Counter | None = Counter() if units is not None else None
@@ -576,7 +615,7 @@ def normalize_pass(raw: Iterable[tuple[str, int]], options: TrainerOptions,
                 unit_counts.update(chunk_units)
             nonempty += chunk_nonempty
     if unit_counts is not None:
-        counts = _weighted_chars(unit_counts, unit_counts.values())
+        counts = weighted_chars(unit_counts, unit_counts.values())
     # Remove empty sentences the way sentencepiece does: swap in the last one
     # (which is not checked again) and shorten the list.
     i = 0
@@ -586,6 +625,23 @@ def normalize_pass(raw: Iterable[tuple[str, int]], options: TrainerOptions,
             out.pop()
         i += 1
     return _Pass(out, counts, unit_counts, nonempty, total)
+
+
+def unit_count_chunks(raw: Iterable[tuple[str, int]], options: TrainerOptions,
+                      meta: list[tuple[int, str, int]], units: tuple, size: int,
+                      normalizer: Normalizer | None = None) -> Iterator[tuple[int, Counter, int]]:
+    """The chunk results of :func:`normalize_pass` as they come, for callers
+    that merge the unit counts themselves (:mod:`subtok.training.counts`
+    spills them to disk): (sentences in the chunk, unit -> weighted count,
+    non-empty sentences). The chunks and their workers are those of the
+    training pass, so the units are exactly the ones a trainer sees."""
+    job = _make_job(options, meta, units, False, normalizer)
+    workers = worker_count(options.num_threads) if size >= NORMALIZE_PARALLEL_MIN_CHARS else 1
+    results = ordered_map(_chunk_job, chunks(raw, _text_size, NORMALIZE_CHUNK_CHARS), workers,
+                          shared=job)
+    with closing(results):
+        for chunk_size, _, _, chunk_units, nonempty in results:
+            yield chunk_size, chunk_units, nonempty
 
 
 # ----------------------------------------------------------------------------
@@ -712,20 +768,7 @@ def _load_corpus(options: TrainerOptions, progress: Progress, lines: Iterable | 
         raise TrainerError("the corpus is empty after normalization (%s)."
                            % _describe_input(options, lines))
     counts = result.counts
-    for bad in ("\x00", " "):
-        counts.pop(bad, None)
-    total = sum(count for char, count in counts.items() if not "\ud800" <= char <= "\udfff")
-    if not total:
-        # sentencepiece's all_chars_count > 0, for every model type: only
-        # whitespace (or what normalization deletes) is left.
-        raise TrainerError("the corpus has no characters to train on after normalization: %s "
-                           "holds only whitespace or characters the normalizer removes."
-                           % _describe_input(options, lines))
-    if total > INT64_MAX:
-        raise TrainerError("%s: the characters counted add up to %d, over %d (sentencepiece "
-                           "counts in 64 bits); lower the frequencies." % (
-                               _describe_input(options, lines), total, INT64_MAX))
-    alphabet = compute_alphabet(options, counts)
+    alphabet = checked_alphabet(options, counts, _describe_input(options, lines))
     unit_list = None
     if units is not None:
         if units[0] == "words" and SPACE in counts and SPACE not in alphabet:
@@ -740,14 +783,36 @@ def _load_corpus(options: TrainerOptions, progress: Progress, lines: Iterable | 
     del raw
     sentences = mask_unknown(result.sentences, alphabet, counts) if keep_sentences else []
     del result
+    check_vocab_fits(options, alphabet, meta)
+    return Corpus(sentences=sentences, alphabet=alphabet,
+                  meta=[(piece, kind) for _, piece, kind in meta],
+                  meta_ids=[i for i, _, _ in meta], units=unit_list)
+
+
+def checked_alphabet(options: TrainerOptions, counts: Counter, where: str) -> dict[str, int]:
+    """:func:`compute_alphabet` after sentencepiece's checks on the character
+    counts (``counts`` loses "\\0" and " "); ``where`` names the input."""
+    for bad in ("\x00", " "):
+        counts.pop(bad, None)
+    total = sum(count for char, count in counts.items() if not "\ud800" <= char <= "\udfff")
+    if not total:
+        # sentencepiece's all_chars_count > 0, for every model type: only
+        # whitespace (or what normalization deletes) is left.
+        raise TrainerError("the corpus has no characters to train on after normalization: %s "
+                           "holds only whitespace or characters the normalizer removes." % where)
+    if total > INT64_MAX:
+        raise TrainerError("%s: the characters counted add up to %d, over %d (sentencepiece "
+                           "counts in 64 bits); lower the frequencies." % (where, total, INT64_MAX))
+    return compute_alphabet(options, counts)
+
+
+def check_vocab_fits(options: TrainerOptions, alphabet: dict[str, int], meta: list) -> None:
+    """Unigram and BPE need room for every alphabet character and meta piece."""
     if options.model_type_name in ("unigram", "bpe") and len(alphabet) + len(meta) > options.vocab_size:
         raise TrainerError(
             "Vocabulary size is smaller than required_chars. %d vs %d. Increase vocab_size or "
             "decrease character_coverage with --character_coverage option."
             % (options.vocab_size, len(alphabet) + len(meta)))
-    return Corpus(sentences=sentences, alphabet=alphabet,
-                  meta=[(piece, kind) for _, piece, kind in meta],
-                  meta_ids=[i for i, _, _ in meta], units=unit_list)
 
 
 def training_units(options: TrainerOptions) -> tuple | None:
@@ -833,5 +898,5 @@ def words_with_counts(corpus: Corpus, options: TrainerOptions) -> list[tuple[str
 
 
 __all__ = ["Corpus", "Progress", "load_corpus", "build_meta", "read_sentences", "select",
-           "normalize_pass", "training_units", "mask_units", "compute_alphabet", "split_into_words", "count_words",
+           "normalize_pass", "unit_count_chunks", "count_followed", "training_units", "mask_units", "compute_alphabet", "checked_alphabet", "check_vocab_fits", "weighted_chars", "split_into_words", "count_words",
            "words_with_counts", "make_normalizer", "MT19937"]

@@ -133,3 +133,21 @@ def test_an_encode_through_the_cli_loads_no_training_code(tmp_path, output_forma
                          capture_output=True, text=True, check=True)
     assert (tmp_path / "out.txt").read_text().count("\n") == 2
     assert out.stdout.strip() == "[]"
+
+
+DASK = "[m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')]"
+
+
+def test_the_base_install_never_imports_dask(tmp_path):
+    """``import subtok`` and a ``subtok count`` without --scheduler load
+    neither dask nor distributed (the optional extra subtok[dask])."""
+    text = tmp_path / "in.txt"
+    text.write_text("a b ab\nba\n")
+    code = ("import sys\nimport subtok\nfrom subtok.cli.app import main\n"
+            "try:\n    main(['count', '--input', sys.argv[1], '--output', sys.argv[2]])\n"
+            "except SystemExit:\n    pass\n"
+            "print(%s)" % DASK)
+    out = subprocess.run([sys.executable, "-c", code, str(text), str(tmp_path / "c.tsv")],
+                         capture_output=True, text=True, check=True)
+    assert (tmp_path / "c.tsv").exists()
+    assert out.stdout.strip() == "[]"

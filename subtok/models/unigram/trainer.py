@@ -228,6 +228,8 @@ def collect_units(corpus, options) -> tuple[list[tuple[str, int]], dict[str, int
     of the next one, or :data:`END` after the last sentence (no separator
     follows it).
     """
+    if getattr(corpus, "followed", None) is not None:
+        return units_from_followed(corpus.followed)
     split_ws = options.split_by_whitespace
     delimiter = options.pretokenization_delimiter
     simple_prefix = (split_ws and not options.treat_whitespace_as_suffix
@@ -279,6 +281,24 @@ def collect_units(corpus, options) -> tuple[list[tuple[str, int]], dict[str, int
             if follower:
                 followed[word + follower] += count
         counter.clear()
+    return sorted_items(unit_counts.items()), seed_entries(followed)
+
+
+def units_from_followed(followed: dict[tuple[str, str], int]) -> tuple[list[tuple[str, int]], dict[str, int]]:
+    """:func:`collect_units`' result from (word, follower) counts (count
+    files, :func:`subtok.training.corpus.count_followed`); an empty
+    follower is the end of the text (:data:`END`)."""
+    unit_counts: Counter = Counter()
+    flat: Counter = Counter()
+    for (word, follower), count in followed.items():
+        unit_counts[word] += count
+        flat[word + (follower or END)] += count
+    return sorted_items(unit_counts.items()), seed_entries(flat)
+
+
+def seed_entries(followed: dict[str, int]) -> dict[str, int]:
+    """Seed entries from stretch + follower counts: stretches are cut at
+    U+2585 (no piece contains it), each cut part followed by U+2585."""
     entries: dict[str, int] = {}
     for key, count in followed.items():
         stretch, follower = _split_entry(key)
@@ -292,8 +312,7 @@ def collect_units(corpus, options) -> tuple[list[tuple[str, int]], dict[str, int
                 continue
             key = pieces[-1] + follower
         entries[key] = entries.get(key, 0) + count
-    units = sorted_items(unit_counts.items())
-    return units, entries
+    return entries
 
 
 def _split_entry(key: str) -> tuple[str, str]:
@@ -916,5 +935,6 @@ def train(corpus, options, progress=None) -> list[tuple[str, float]]:
             reporter.close()
 
 
-__all__ = ["train", "make_seed_pieces", "frequent_substrings", "collect_units", "run_e_step",
+__all__ = ["train", "make_seed_pieces", "frequent_substrings", "collect_units",
+           "units_from_followed", "seed_entries", "run_e_step",
            "run_m_step", "prune", "prune_unreachable", "finalize", "piece_alternatives", "digamma"]
