@@ -126,7 +126,7 @@ def test_switched_off_unsupported_flags_are_fine(tmp_path):
 def test_top_level_help_lists_each_command_once():
     shown = subtok("--help").stdout.decode()
     commands = re.findall(r"^  (\S+)\s", shown.split("Commands:")[1], re.M)
-    assert commands == ["convert", "decode", "encode", "export-vocab", "normalize", "train"]
+    assert commands == ["convert", "count", "decode", "encode", "export-vocab", "normalize", "train"]
 
 
 def test_bare_subtok_prints_the_help():
