@@ -31,11 +31,14 @@ def all_corpora() -> list[Path]:
     return [p for p in paths if p.name != "gutenberg_en.txt"]
 
 
-def assert_one_line_error(args: list[str], message: str, out: Path) -> None:
-    """``subtok train ARGS`` fails with one line naming ``message`` and
-    leaves ``out`` (where its files would go) empty."""
+def assert_train_error(model_type: str, args: list[str], message: str, tmp_path: Path) -> None:
+    """``subtok train`` of fr.txt (vocab 500) with ``args`` fails with one
+    line naming ``message`` and leaves the output folder empty."""
+    out = tmp_path / "out"
     out.mkdir(exist_ok=True)
-    result = run_subtok("train", *args, check=False)
+    base = ["--input", str(corpus("fr.txt")), "--model_prefix", str(out / "m"),
+            "--model_type=%s" % model_type, "--vocab_size=500"]
+    result = run_subtok("train", *base, *args, check=False)
     err = result.stderr.decode()
     assert result.returncode != 0 and "Traceback" not in err
     assert len(err.splitlines()) == 1 and err.startswith("subtok: error: "), err

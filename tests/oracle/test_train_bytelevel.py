@@ -23,7 +23,7 @@ from tokenizers import ByteLevelBPETokenizer, Regex, Tokenizer, pre_tokenizers
 
 import subtok
 from conftest import HOSTILE_LINES, run_subtok
-from family_data import all_corpora, assert_one_line_error, corpus, head
+from family_data import all_corpora, assert_train_error, corpus, head
 from subtok.models.bytelevel.trainer import ChunkCounter, oniguruma_pattern, pre_tokenizer
 from subtok.pretokenizers.byte_level import BYTE_CHARS
 from subtok.pretokenizers.tiktoken_patterns import pattern_for
@@ -228,11 +228,7 @@ ERRORS = {
 
 @pytest.mark.parametrize("case", sorted(ERRORS))
 def test_cli_errors_are_one_line_and_write_nothing(case, tmp_path):
-    args, message = ERRORS[case]
-    out = tmp_path / "out"
-    base = ["--input", str(corpus("fr.txt")), "--model_prefix", str(out / "m"),
-            "--model_type=byte_bpe", "--vocab_size=500"]
-    assert_one_line_error(base + args, message, out)
+    assert_train_error("byte_bpe", *ERRORS[case], tmp_path)
 
 
 def test_failed_publication_leaves_no_file(tmp_path, monkeypatch):

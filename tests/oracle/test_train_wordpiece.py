@@ -23,7 +23,7 @@ from hypothesis import given, settings, strategies as st
 
 import subtok
 from conftest import run_subtok
-from family_data import all_corpora, assert_one_line_error, corpus, head
+from family_data import all_corpora, assert_train_error, corpus, head
 from subtok.models.wordpiece.bert_words import WordCounter
 from subtok.models.wordpiece.likelihood import merge_by_likelihood
 from subtok.models.wordpiece.trainer import (DEFAULT_SPECIAL_TOKENS, count_words, frequency_vocab,
@@ -363,11 +363,7 @@ ERRORS = {
 
 @pytest.mark.parametrize("case", sorted(ERRORS))
 def test_cli_errors_are_one_line_and_write_nothing(case, tmp_path):
-    args, message = ERRORS[case]
-    out = tmp_path / "out"
-    base = ["--input", str(corpus("fr.txt")), "--model_prefix", str(out / "m"),
-            "--model_type=wordpiece", "--vocab_size=500"]
-    assert_one_line_error(base + args, message, out)
+    assert_train_error("wordpiece", *ERRORS[case], tmp_path)
 
 
 def test_invalid_utf8_is_an_error_naming_the_input(tmp_path):
