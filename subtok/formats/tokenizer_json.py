@@ -30,10 +30,33 @@ class TokenizerParts(NamedTuple):
     padding: Any = None
 
 
+#: Powers of ten as Rust's literals give them (correctly rounded).
+_POW10 = [float("1e%d" % k) for k in range(309)]
+
+
+def serde_f64(text: str) -> float:
+    """A JSON number as serde_json reads it without its ``float_roundtrip``
+    feature, as tokenizers builds it (``Deserializer::f64_from_parts``):
+    the digits as an integer rounded to f64, then one multiplication or
+    division by a power of ten. That can be one ulp away from the correctly
+    rounded value (t5's "-12.130167007446289" becomes ...287), and Unigram
+    ties between equal-looking paths are decided by those ulps."""
+    mantissa, _, exp = text.lower().partition("e")
+    negative = mantissa.startswith("-")
+    whole, _, frac = mantissa.lstrip("-").partition(".")
+    significand = int(whole + frac)
+    exponent = (int(exp) if exp else 0) - len(frac)
+    if significand >= 1 << 64 or not -308 <= exponent <= 308:
+        return float(text)  # serde's slower paths for long or extreme numbers
+    value = float(significand)
+    value = value * _POW10[exponent] if exponent >= 0 else value / _POW10[-exponent]
+    return -value if negative else value
+
+
 def parse_json(text: str, source: str) -> dict:
     """The top-level object of a ``tokenizer.json``."""
     try:
-        data = json.loads(text, parse_constant=_no_constant)
+        data = json.loads(text, parse_constant=_no_constant, parse_float=serde_f64)
     except json.JSONDecodeError as exc:
         raise ModelFileError("%s:%d:%d: not valid JSON: %s." % (source, exc.lineno, exc.colno, exc.msg)) from None
     except ValueError as exc:  # what _no_constant says

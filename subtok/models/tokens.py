@@ -95,8 +95,14 @@ class VocabModel:
         try:
             return list(map(cache.__getitem__, words))
         except KeyError:
-            get, encode = cache.get, self.encode_word
-            return [get(word) or encode(word) for word in words]
+            # Segment only the new words (a C-level set difference finds
+            # them), then look every word up again in C.
+            fresh = {word: self.encode_word(word) for word in set(words).difference(cache)}
+            try:
+                return list(map(cache.__getitem__, words))
+            except KeyError:  # a word too long to cache, or the cache was cleared
+                get, encode = cache.get, self.encode_word
+                return [get(word) or fresh.get(word) or encode(word) for word in words]
 
     def segment(self, word: str) -> WordTokens:
         raise NotImplementedError

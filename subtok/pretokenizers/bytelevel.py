@@ -52,19 +52,18 @@ class ByteLevel:
         if self._prefixed(text) and text:
             text = " " + text
         pieces = GPT2_PATTERN.findall(text) if self.use_regex else ([text] if text else [])
-        try:
-            return list(map(self._memo.__getitem__, pieces))
-        except KeyError:
-            return list(map(self._byte_form, pieces))
-
-    def _byte_form(self, piece: str) -> str:
         memo = self._memo
-        mapped = memo.get(piece)
-        if mapped is None:
+        try:
+            return list(map(memo.__getitem__, pieces))
+        except KeyError:
+            # Learn only the new pieces (found by a C-level set difference),
+            # then look every piece up again: a line with one new piece
+            # costs one conversion, not a Python call per piece.
             if len(memo) > _MEMO_LIMIT:
                 memo.clear()
-            mapped = memo[piece] = to_byte_chars(piece)
-        return mapped
+            for piece in set(pieces).difference(memo):
+                memo[piece] = to_byte_chars(piece)
+            return list(map(memo.__getitem__, pieces))
 
     def split_aligned(self, piece: AlignedString) -> list[AlignedString]:
         if self._prefixed(piece.text):

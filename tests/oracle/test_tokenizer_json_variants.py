@@ -128,3 +128,21 @@ def test_ignore_merges_absent_false_and_true(ignore):
         mine, ref = Tokenizer.from_str(text, "x.json"), tokenizers.Tokenizer.from_str(text)
         for line in ["abc", "ab", "bc", "cab", "abcabc"]:
             assert mine.encode(line).tokens == ref.encode(line).tokens, (ignore, merges, line)
+
+
+def test_scores_are_read_as_serde_json_reads_them():
+    """tokenizers parses JSON numbers with serde_json's fast path (digits as
+    an integer, then one division by a power of ten), one ulp off for
+    t5's "---" score; those ulps decide Unigram ties such as a run of 55
+    dashes (wagahaiwa_nekodearu.txt lines 3 and 16)."""
+    from hf_data import INTEROP_DIR
+    from conftest import CORPORA_DIR
+    from subtok.formats.tokenizer_json import serde_f64
+    assert serde_f64("-12.130167007446289") == -12.130167007446287
+    assert serde_f64("-5.129043102264404") == float("-5.129043102264404")
+    path = INTEROP_DIR / "t5_small.tokenizer.json"
+    mine, ref = Tokenizer.from_file(path), tokenizers.Tokenizer.from_file(str(path))
+    lines = (CORPORA_DIR / "wagahaiwa_nekodearu.txt").read_bytes().split(b"\n")
+    for text in [lines[2].decode("utf-8"), lines[15].decode("utf-8"), "-" * 55, "x" + "-" * 40]:
+        assert mine.encode(text).ids == ref.encode(text).ids, text
+        assert mine.encode_fast(text).ids == ref.encode(text).ids, text
