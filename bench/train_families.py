@@ -19,8 +19,9 @@ Three parts, each printed as a table (the figures go to docs/performance.md):
   ``--threads`` cores (RAYON_NUM_THREADS for tokenizers), on all of
   gutenberg_en.txt at vocab 32000.
 
-    python bench/train_families.py [--parts speed,parity,quality] [--threads 2]
+    python bench/train_families.py [--parts speed,parity,quality|byte_quality] [--threads 2]
                                    [--english_bytes N] [--vocab_sizes 8000,16000,32000]
+                                   [--byte_vocab_sizes 8000,32000]
 """
 
 from __future__ import annotations
@@ -238,8 +239,21 @@ def bytelevel_quality(tmp: Path, threads: int, vocab_sizes: list[int]) -> None:
     print("| cl100k_base | %d | %.3f |" % (enc.n_vocab, size / count))
 
 
+def real_tiktoken():
+    """The tiktoken package: this folder's own bench/tiktoken.py (first on
+    sys.path when this script runs) would shadow it."""
+    here = Path(__file__).resolve().parent
+    saved = sys.path[:]
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != here]
+    try:
+        import tiktoken
+    finally:
+        sys.path[:] = saved
+    return tiktoken
+
+
 def tiktoken_from(path: Path, pattern: str):
-    import tiktoken
+    tiktoken = real_tiktoken()
     sys.path.insert(0, str(ROOT))
     from subtok.pretokenizers.tiktoken_patterns import pattern_for
     ranks = {}
@@ -282,6 +296,8 @@ def main() -> None:
     parser.add_argument("--english_bytes", type=int, default=0,
                         help="train the English quality runs on the first N bytes (0 = all)")
     parser.add_argument("--vocab_sizes", default="8000,16000,32000")
+    parser.add_argument("--byte_vocab_sizes", default="8000,32000",
+                        help="vocabularies of the byte-level BPE quality runs")
     args = parser.parse_args()
     if not GUTENBERG.exists():
         sys.exit("bench: %s not found" % GUTENBERG)
@@ -302,7 +318,8 @@ def main() -> None:
             bytelevel_parity(tmp, args.threads, [8000, 32000])
         if "quality" in parts:
             wordpiece_quality(tmp, args.threads, sizes, args.english_bytes)
-            bytelevel_quality(tmp, args.threads, [8000, 32000])
+        if "quality" in parts or "byte_quality" in parts:
+            bytelevel_quality(tmp, args.threads, [int(v) for v in args.byte_vocab_sizes.split(",")])
 
 
 if __name__ == "__main__":
