@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import stat
 import tempfile
 from collections.abc import Iterator
@@ -121,9 +122,10 @@ def atomic_writers(*paths: str | os.PathLike) -> Iterator[list[BinaryIO]]:
     try:
         for name, target in zip(names, targets):
             current = name
-            temp, handle = _open(target)
-            temps.append(temp)
-            files.append(handle)
+            with _signals_held():
+                temp, handle = _open(target)
+                temps.append(temp)
+                files.append(handle)
         yield files
         for name, handle in zip(names, files):
             current = name
@@ -140,6 +142,27 @@ def atomic_writers(*paths: str | os.PathLike) -> Iterator[list[BinaryIO]]:
         if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
             raise _error(current, exc) from None
         raise
+
+
+#: Signals the CLI turns into an unwinding exception (and Ctrl-C).
+_HELD = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGINT")
+              if hasattr(signal, name))
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold the signals that unwind the CLI while a temporary file is
+    created and recorded: one arriving between ``mkstemp`` and the record
+    would unwind past a file nobody knows to remove. Held signals arrive
+    as soon as the file is recorded."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _open(target: Target) -> tuple[str | None, BinaryIO]:
