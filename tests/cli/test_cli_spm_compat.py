@@ -17,13 +17,13 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 from sentencepiece import sentencepiece_model_pb2
 
-ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT.parent / "shared" / "data"
+from conftest import DATA, ROOT
+
+
 MODEL = DATA / "models" / "test_model.model"
 CORPUS = DATA / "corpora" / "botchan.txt"
 

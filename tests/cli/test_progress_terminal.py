@@ -17,14 +17,11 @@ import struct
 import subprocess
 import sys
 import termios
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-CORPORA = ROOT.parent / "shared" / "data" / "corpora"
-MODELS = ROOT.parent / "shared" / "data" / "models"
-INTEROP = ROOT.parent / "shared" / "data" / "interop"
+from conftest import CORPORA_DIR as CORPORA, INTEROP_DIR as INTEROP, MODELS_DIR as MODELS, ROOT
+
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 

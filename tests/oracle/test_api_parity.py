@@ -16,15 +16,14 @@ from __future__ import annotations
 
 import io
 import pickle
-from pathlib import Path
 
 import numpy
 import pytest
 import sentencepiece
 
 import subtok
+from conftest import DATA
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 MODELS = {"llama2": "llama2.model", "albert": "albert_base_v2_spiece.model",
           "unigram": "test_model.model"}
 TEXT = "Hello  world, I'm ÀÉ ｂ 日本 𝄞!"

@@ -59,3 +59,17 @@ def test_option_errors():
         TrainerOptions.from_kwargs(character_coverage="0.5").validate()
     with pytest.raises(subtok.TrainerError, match="use_all_vocab=true is valid for WORD/CHAR"):
         TrainerOptions.from_kwargs(use_all_vocab="true", model_type="bpe").validate()
+
+
+@pytest.mark.parametrize("model_type", ["wordpiece", "byte_bpe"])
+def test_model_writer_is_refused_for_families_that_write_their_own_files(model_type, tmp_path):
+    """``model_writer`` receives a .model; the tokenizer-file families
+    write other files, so asking for one is an error, and nothing is
+    written."""
+    import io
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("a b c\n" * 10)
+    sink = io.BytesIO()
+    with pytest.raises(subtok.TrainerError, match="model_writer takes a .model"):
+        subtok.train(str(corpus), model_writer=sink, model_type=model_type, vocab_size=300)
+    assert sink.getvalue() == b"" and sorted(p.name for p in tmp_path.iterdir()) == ["c.txt"]
