@@ -224,6 +224,31 @@ def publish(renames: list[tuple[str, Target]]) -> None:
                         os.unlink(backup)
 
 
+def move_into_place(moves: list[tuple[str, str]]) -> None:
+    """Publish files finished elsewhere on the same file system, given as
+    ``(finished file, output path)`` pairs, all together as
+    :func:`atomic_writers` publishes its temporary files: each output path
+    is resolved as in :func:`resolve` (a replaced file's permissions are
+    kept) and the renames happen under one lock, all or none. An output
+    path that is a device, a FIFO or a socket is refused: a finished file
+    cannot be renamed over one."""
+    renames = []
+    for finished, path in moves:
+        target = resolve(path)
+        if target.direct:
+            raise OutputError("%s: cannot write output file: not a regular file." % path)
+        try:
+            _copy_status(finished, target.existing)
+        except OSError as exc:
+            raise _error(path, exc) from None
+        renames.append((finished, target))
+    try:
+        publish(renames)
+    except OSError as exc:
+        raise _error(moves[0][1] if len(moves) == 1 else os.path.dirname(moves[0][1]) or ".",
+                     exc) from None
+
+
 def _backup(path: str) -> str | None:
     """A hard link to the file at ``path`` under a temporary name, or None
     (no file there, or no hard links here)."""

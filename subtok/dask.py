@@ -1,4 +1,4 @@
-"""Counting on a Dask cluster (the optional extra ``subtok[dask]``).
+"""Counting and encoding on a Dask cluster (the optional extra ``subtok[dask]``).
 
 ``subtok count --scheduler local:N`` starts a ``distributed.LocalCluster``
 of N single-threaded worker processes; ``--scheduler tcp://HOST:PORT``
@@ -11,6 +11,27 @@ files), so the result is byte-identical to counting on one machine.
 :func:`count_bag` does the same for a ``dask.bag`` of lines, one task per
 partition, merged in partition order.
 
+Encoding (``subtok encode --scheduler ... --output_dir D``, :func:`encode`,
+:func:`encode_bag`): the model file (with a GPT-2 vocab.json's merges.txt,
+and a ``--vocabulary`` file) travels as bytes in one task of the graph, so
+workers need not see the client's model path, and if the worker holding
+it dies the scheduler simply computes it again. Each worker writes the
+files into a temporary directory of its own, loads them with the loader
+``subtok encode`` uses and builds the same line encoder
+(:func:`subtok.cli.encode.line_encoder`), once per worker thread and
+model. One task per input file: the worker streams the file through the
+encoder as ``subtok encode`` does into a staging directory
+``D/.subtok-encode-*`` (atomically, :mod:`subtok.atomic`); when every task
+has succeeded, the client renames the finished files into ``D`` together
+(:func:`subtok.atomic.move_into_place`), so ``D`` never shows a partial
+file, and a failed job changes nothing in it. The staging directory, with
+whatever a killed worker left there, is removed at the end either way. A
+worker lost mid-task is the scheduler's to handle: it runs the task again
+elsewhere (up to ``distributed.scheduler.allowed-failures`` times, then the
+job fails with a one-line error); ``retries`` reruns a task that raised.
+Inputs and ``D`` must be at the same paths on the client and the workers
+(a shared file system).
+
 Nothing here is imported by ``import subtok`` or by any other command;
 without dask and distributed installed, asking for a scheduler is a
 one-line error saying what to install.
@@ -18,11 +39,21 @@ one-line error saying what to install.
 
 from __future__ import annotations
 
+import contextlib
+import glob
+import hashlib
 import os
+import pickle
+import shutil
 import tempfile
+import threading
 from typing import Any
 
-from subtok.errors import SubtokError
+from subtok.atomic import move_into_place
+from subtok.cli.batch import map_blocks
+from subtok.cli.encode import line_encoder
+from subtok.cli.streams import check_readable, read_blocks, write_blocks
+from subtok.errors import InputError, ModelFileError, OutputError, SubtokError
 from subtok.training import counts
 
 INSTALL_HINT = "pip install 'subtok[dask]' (dask and distributed)"
@@ -131,5 +162,242 @@ def count_on_cluster(output: str, *, scheduler: str, max_memory: int | str = cou
             cluster.close()
 
 
+# -- encoding -------------------------------------------------------------
+
+def ship_model(model: str, options: dict[str, Any]) -> dict[str, Any]:
+    """What a worker builds the encoder from: the model file's bytes (and
+    the merges.txt a GPT-2 vocab.json needs, and a ``vocabulary`` file's),
+    the other options, and a key naming the lot."""
+    from subtok.formats import gpt2_merges_path, model_kind
+    options = dict(options)
+    files = {"model": _file_bytes(model)}
+    if model_kind(model) == "vocab.json":
+        files["merges"] = _file_bytes(gpt2_merges_path(model))
+    vocabulary = options.pop("vocabulary", None)
+    if vocabulary:
+        files["vocabulary"] = _file_bytes(vocabulary)
+    key = hashlib.sha256(pickle.dumps((sorted(files.items()), sorted(options.items())))).hexdigest()
+    return {"key": key, "files": files, "options": options}
+
+
+def _file_bytes(path) -> tuple[str, bytes]:
+    try:
+        with open(path, "rb") as handle:
+            return os.path.basename(path), handle.read()
+    except OSError as exc:
+        raise ModelFileError("%s: cannot read the model file: %s."
+                             % (path, exc.strerror or exc)) from None
+
+
+#: Per worker thread: (key, encoder) of the model last built, whose caches
+#: then serve every file of the job that this thread encodes.
+_BUILT = threading.local()
+
+
+def worker_encoder(shipped: dict[str, Any]):
+    """The line encoder of a shipped model (see :func:`ship_model`), built
+    by the loader ``subtok encode`` uses, from the files written out under
+    their own names (a vocab.json with its merges.txt beside it)."""
+    built = getattr(_BUILT, "encoder", None)
+    if built is not None and built[0] == shipped["key"]:
+        return built[1]
+    files = shipped["files"]
+    with tempfile.TemporaryDirectory(prefix="subtok-dask-") as directory:
+        paths = {}
+        for role, (name, data) in files.items():
+            folder = os.path.join(directory, "vocabulary" if role == "vocabulary" else "model")
+            os.makedirs(folder, exist_ok=True)
+            paths[role] = os.path.join(folder, "merges.txt" if role == "merges" else name)
+            with open(paths[role], "wb") as handle:
+                handle.write(data)
+        encoder = line_encoder(paths["model"], vocabulary=paths.get("vocabulary"),
+                               **shipped["options"])
+    _BUILT.encoder = (shipped["key"], encoder)
+    return encoder
+
+
+def encode_file(path: str, staged: str, shipped: dict[str, Any]) -> str:
+    """One task: ``path`` encoded into ``staged``, as ``subtok encode
+    --input path --output staged`` writes it (run on a worker)."""
+    encoder = worker_encoder(shipped)
+    try:
+        write_blocks(map_blocks(encoder, read_blocks([path]), 1), staged)
+    except SubtokError as exc:
+        message = str(exc)
+        if not message.startswith(path):  # "line N: ...": say of which file
+            raise type(exc)("%s: %s" % (path, message)) from None
+        raise
+    return staged
+
+
+def expand_inputs(patterns: list[str]) -> list[str]:
+    """The files of ``--input`` values: a glob matches files (sorted; its
+    directories are skipped), a name without wildcards is taken as it is;
+    a glob that matches no file is an error."""
+    paths = []
+    for pattern in patterns:
+        if pattern == "-":
+            raise InputError("--scheduler cannot encode stdin (-): give files the workers "
+                             "can read.")
+        if not glob.has_magic(pattern):
+            paths.append(pattern)
+            continue
+        found = sorted(p for p in glob.glob(pattern, recursive=True) if not os.path.isdir(p))
+        if not found:
+            raise InputError("%s: no input file matches." % pattern)
+        paths.extend(found)
+    if not paths:
+        raise InputError("no input files: give --input FILE or GLOB.")
+    return paths
+
+
+def output_paths(paths: list[str], output_dir: str, suffix: str) -> list[str]:
+    """``output_dir``/<input's file name><suffix> for each input; two inputs
+    of one file name, or an output that would replace an input, are
+    errors."""
+    outputs = []
+    seen: dict[str, str] = {}
+    inputs = {os.path.realpath(p) for p in paths}
+    for path in paths:
+        name = os.path.basename(path) + suffix
+        if name in seen:
+            raise InputError("%s and %s: both would be written to %s (inputs of one "
+                             "--output_dir need distinct file names)."
+                             % (seen[name], path, os.path.join(output_dir, name)))
+        seen[name] = path
+        output = os.path.join(output_dir, name)
+        if os.path.realpath(output) in inputs:
+            raise InputError("%s: the output would replace an input (give another --output_dir "
+                             "or --output_suffix)." % output)
+        outputs.append(output)
+    return outputs
+
+
+def _plan(paths: list[str], output_dir: str, model: str, suffix: str | None,
+          options: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
+    """Everything checked before a task runs or ``output_dir`` is made:
+    the model and options (by building the encoder here), the inputs, the
+    output names. Returns (outputs, shipped model)."""
+    options = dict(options)
+    options.setdefault("output_format", "piece")
+    line_encoder(model, **options)
+    check_readable(paths)
+    if suffix is None:
+        suffix = "." + options["output_format"]
+    if os.path.exists(output_dir) and not os.path.isdir(output_dir):
+        raise OutputError("%s: cannot write outputs there: not a directory." % output_dir)
+    return output_paths(paths, output_dir, suffix), ship_model(model, options)
+
+
+def encode(paths: list[str], output_dir: str, client, model: str, *, suffix: str | None = None,
+           retries: int = 1, **options: Any) -> list[str]:
+    """Encode each of ``paths`` on the cluster of ``client`` into
+    ``output_dir`` (made if missing) as ``subtok encode --model model``
+    with ``options`` (its flags: output_format, extra_options, ...) would;
+    return the output paths. Outputs are named after the inputs' file
+    names plus ``suffix`` (default: "." + the output format); all appear
+    together when every file is done, or none do."""
+    outputs, shipped = _plan(list(paths), output_dir, model, suffix, options)
+    return _run_encode(client, list(paths), outputs, output_dir, shipped, retries)
+
+
+def _run_encode(client, paths: list[str], outputs: list[str], output_dir: str,
+                shipped: dict[str, Any], retries: int) -> list[str]:
+    made = not os.path.isdir(output_dir)
+    try:
+        os.makedirs(output_dir, exist_ok=True)
+        staging = tempfile.mkdtemp(prefix=".subtok-encode-", dir=output_dir)
+    except OSError as exc:
+        raise OutputError("%s: cannot make the output directory: %s."
+                          % (output_dir, exc.strerror or exc)) from None
+    futures: list = []
+    model = None
+    done = False
+    try:
+        staged = [os.path.join(staging, os.path.basename(output)) for output in outputs]
+        # A task, not scattered data: if its worker dies it is computed again.
+        model = client.submit(_same, shipped, pure=False)
+        futures = client.map(encode_file, paths, staged, shipped=model, retries=retries,
+                             pure=False)
+        for path, future in zip(paths, futures):
+            try:
+                future.result()
+            except _distributed().KilledWorker:
+                raise SubtokError("%s: the workers encoding it kept dying; nothing was written "
+                                  "to %s." % (path, output_dir)) from None
+        move_into_place(list(zip(staged, outputs)))
+        done = True
+        return outputs
+    finally:
+        pending = [f for f in futures + [model] if f is not None]
+        if pending:
+            client.cancel(pending)
+        shutil.rmtree(staging, ignore_errors=True)
+        if made and not done:  # a failed job leaves no trace, not even D
+            with contextlib.suppress(OSError):
+                os.rmdir(output_dir)
+
+
+def _same(value):
+    return value
+
+
+def encode_on_cluster(model: str, inputs: list[str], output_dir: str, *, scheduler: str,
+                      suffix: str | None = None, retries: int = 1, **options: Any) -> list[str]:
+    """``subtok encode --scheduler``: expand the inputs, check everything,
+    connect (or start a local cluster), encode, and close what was opened."""
+    paths = expand_inputs(inputs)
+    outputs, shipped = _plan(paths, output_dir, model, suffix, options)
+    client = client_for(scheduler)
+    try:
+        return _run_encode(client, paths, outputs, output_dir, shipped, retries)
+    finally:
+        cluster = getattr(client, "cluster", None)
+        client.close()
+        if cluster is not None and scheduler.startswith("local:"):
+            cluster.close()
+
+
+def encode_lines(lines, shipped: dict[str, Any]) -> list:
+    """One partition of a bag of lines: each line's output (run on a
+    worker), str for str lines, bytes for bytes; numbered from 1 within
+    the partition (what seeded sampling draws from)."""
+    lines = list(lines)
+    if not lines:
+        return []
+    as_text = isinstance(lines[0], str)
+    raw = []
+    for number, line in enumerate(lines, 1):
+        if isinstance(line, str):
+            line = line.encode("utf-8", "surrogateescape")
+        if line.endswith(b"\n"):  # dask.bag.read_text keeps each line's end
+            line = line[:-1]
+        if b"\n" in line:
+            raise InputError("bag line %d of a partition holds a newline: give one line per "
+                             "element." % number)
+        raw.append(line)
+    encoder = worker_encoder(shipped)
+    if shipped["options"]["output_format"].startswith("nbest"):
+        out = encoder.lines(raw)  # several output lines per input line
+    else:
+        out = encoder.block(b"\n".join(raw))[:-1].split(b"\n")
+    return [o.decode("utf-8", "surrogateescape") for o in out] if as_text else out
+
+
+def encode_bag(bag, model: str, **options: Any):
+    """A ``dask.bag`` of lines (str or bytes, one sentence each; a final
+    newline is dropped) encoded as ``subtok encode --model model`` with
+    ``options`` encodes them: a bag of the same partitions holding each
+    line's output line (for nbest formats, its hypotheses joined by
+    newlines), str for str lines, bytes for bytes."""
+    import dask
+    options = dict(options)
+    options.setdefault("output_format", "piece")
+    line_encoder(model, **options)  # a bad model or option fails here, not on a worker
+    shipped = dask.delayed(ship_model(model, options), pure=True)
+    return bag.map_partitions(encode_lines, shipped)
+
+
 __all__ = ["count", "count_bag", "count_on_cluster", "client_for", "count_file", "count_lines",
-           "INSTALL_HINT"]
+           "encode", "encode_bag", "encode_on_cluster", "encode_file", "encode_lines",
+           "ship_model", "worker_encoder", "expand_inputs", "output_paths", "INSTALL_HINT"]

@@ -6,7 +6,7 @@ from collections import Counter
 
 import click
 
-from subtok.cli.batch import LineEncoder, SampleLineEncoder, map_blocks
+from subtok.cli.batch import LineEncoder, PerLine, SampleLineEncoder, map_blocks
 from subtok.cli.options import (PATTERN_HELP, SPECIAL_TOKENS_HELP, Command, bert_settings,
                                 bert_vocab_options, bool_option, for_tiktoken, option)
 from subtok.cli.streams import check_readable, input_paths, read_blocks, read_lines, write_blocks, write_lines
@@ -27,7 +27,8 @@ PROTO_FORMATS = {"proto": "piece", "sample_proto": "sample_piece", "nbest_proto"
 @click.command(cls=Command)
 @option("model", required=True, help="Model file: .model, tokenizer.json, tiktoken ranks, BERT "
         "vocab.txt, GPT-2 vocab.json with merges.txt beside it (told by content).")
-@option("input", multiple=True, help="Input file(s); comma-separated or repeated. Default: stdin.")
+@option("input", multiple=True, help="Input file(s); comma-separated or repeated. Default: stdin. "
+        "With --scheduler, files or globs ('shards/*.txt').")
 @option("output", default=None, help="Output file. Default: stdout.")
 @option("output_format", default="piece", show_default=True,
         help="piece | id | sample_piece | sample_id | nbest_piece | nbest_id "
@@ -49,34 +50,37 @@ PROTO_FORMATS = {"proto": "piece", "sample_proto": "sample_piece", "nbest_proto"
 @option("minloglevel", type=int, default=0, hidden=True)
 @option("pattern", default=None, help=PATTERN_HELP)
 @option("special_tokens", default=None, help=SPECIAL_TOKENS_HELP)
+@option("scheduler", default=None,
+        help="Encode on Dask: local:N (a LocalCluster of N processes) or tcp://HOST:PORT "
+             "(needs subtok[dask]); with --input GLOB... and --output_dir.")
+@option("output_dir", default=None,
+        help="With --scheduler: the directory (created if missing) that gets one output per "
+             "input, named after the input's file name plus --output_suffix.")
+@option("output_suffix", default=None,
+        help="With --output_dir: appended to each input's file name [default: "
+             "'.' + --output_format; '' keeps the name].")
+@option("retries", type=click.IntRange(0, 100), default=1, show_default=True,
+        help="With --scheduler: times a task that raised an error is run again (Dask "
+             "reschedules the tasks of a lost worker by itself).")
 @bert_vocab_options
 @click.argument("files", nargs=-1, type=click.Path())
 def encode(model, input, output, output_format, extra_options, nbest_size, alpha, random_seed,
            vocabulary, vocabulary_threshold, generate_vocabulary, num_threads, add_special_tokens,
-           minloglevel, pattern, special_tokens, files, **bert_flags):
+           minloglevel, pattern, special_tokens, scheduler, output_dir, output_suffix, retries,
+           files, **bert_flags):
     """Encode text lines into pieces or ids (like spm_encode)."""
-    if for_tiktoken(model, pattern, special_tokens):
-        from subtok.cli import tiktoken_lines
-        tiktoken_lines.reject_options(model, extra_options=extra_options, vocabulary=vocabulary,
-                                      generate_vocabulary=generate_vocabulary)
-        return tiktoken_lines.encode_command(model, pattern, special_tokens, output_format,
-                                             input, files, output, num_threads)
-    if output_format not in ("piece", "id") + SAMPLING_FORMATS + tuple(PROTO_FORMATS):
-        raise EncodeError("unknown output format: %s (choose piece, id, %s, %s)."
-                          % (output_format, ", ".join(SAMPLING_FORMATS), ", ".join(PROTO_FORMATS)))
-    processor = load_any(model, **bert_settings(model, **bert_flags))
-    if not isinstance(processor, SentencePieceProcessor):
-        if extra_options or vocabulary or generate_vocabulary:
-            raise EncodeError("--extra_options, --vocabulary and --generate_vocabulary need a "
-                              "SentencePiece model, not a tokenizer.json.")
-        from subtok.cli.tokenizer_lines import encode_lines
-        return encode_lines(processor, input_paths(input, files), output, output_format,
-                            add_special_tokens, num_threads, random_seed)
-    if vocabulary:
-        processor.set_vocabulary(_read_vocabulary(vocabulary, vocabulary_threshold))
+    options = dict(output_format=output_format, extra_options=extra_options,
+                   nbest_size=nbest_size, alpha=alpha, random_seed=random_seed,
+                   vocabulary=vocabulary, vocabulary_threshold=vocabulary_threshold,
+                   add_special_tokens=add_special_tokens, pattern=pattern,
+                   special_tokens=special_tokens, **bert_flags)
+    if scheduler or output_dir is not None:
+        return _encode_on_cluster(model, input, files, output, output_dir, output_suffix,
+                                  scheduler, retries, generate_vocabulary, options)
+    encoder = line_encoder(model, generate_vocabulary=generate_vocabulary, **options)
     paths = input_paths(input, files)
     if generate_vocabulary:
-        encoder = LineEncoder(processor, "piece", "")
+        processor = encoder.processor
         counts: Counter = Counter()
         for line in read_lines(paths):
             for piece, piece_id in encoder.pairs(line):
@@ -86,12 +90,6 @@ def encode(model, input, output, output_format, extra_options, nbest_size, alpha
         rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0].encode("utf-8", "surrogateescape")))
         write_lines((("%s\t%d" % kv).encode("utf-8", "surrogateescape") for kv in rows), output)
         return
-    checked_as = PROTO_FORMATS.get(output_format, output_format)
-    if checked_as in SAMPLING_FORMATS:
-        encoder = SampleLineEncoder(processor, checked_as, extra_options, nbest_size, alpha,
-                                    random_seed)
-    else:
-        encoder = LineEncoder(processor, checked_as, extra_options)
     if output_format in PROTO_FORMATS:
         # Options are checked (above) and the input read, as spm_encode
         # does; encoding would produce nothing, so it is skipped.
@@ -99,6 +97,67 @@ def encode(model, input, output, output_format, extra_options, nbest_size, alpha
         return
     blocks = blocks_with_progress(read_blocks(paths), paths, "encoding")
     write_blocks(map_blocks(encoder, blocks, num_threads), output)
+
+
+def line_encoder(model: str, output_format: str = "piece", extra_options: str = "",
+                 nbest_size: int = 10, alpha: float = 0.5, random_seed: int | None = None,
+                 vocabulary: str | None = None, vocabulary_threshold: int = 0,
+                 add_special_tokens: bool = True, pattern: str | None = None,
+                 special_tokens: str | None = None, generate_vocabulary: bool = False,
+                 **bert_flags) -> PerLine:
+    """The line encoder ``subtok encode`` runs over its input for ``model``
+    (any kind) and the options (the command's flags): every check of the
+    options and the model happens here, before any input is read. With
+    ``generate_vocabulary`` (SentencePiece only), the plain piece encoder
+    whose ``pairs`` are counted. :mod:`subtok.dask` builds the same
+    encoder on its workers, so a cluster writes the same bytes."""
+    if for_tiktoken(model, pattern, special_tokens):
+        from subtok.cli import tiktoken_lines
+        tiktoken_lines.reject_options(model, extra_options=extra_options, vocabulary=vocabulary,
+                                      generate_vocabulary=generate_vocabulary)
+        return tiktoken_lines.TiktokenLineEncoder(
+            tiktoken_lines.load_tiktoken(model, pattern, special_tokens), output_format)
+    if output_format not in ("piece", "id") + SAMPLING_FORMATS + tuple(PROTO_FORMATS):
+        raise EncodeError("unknown output format: %s (choose piece, id, %s, %s)."
+                          % (output_format, ", ".join(SAMPLING_FORMATS), ", ".join(PROTO_FORMATS)))
+    processor = load_any(model, **bert_settings(model, **bert_flags))
+    if not isinstance(processor, SentencePieceProcessor):
+        if extra_options or vocabulary or generate_vocabulary:
+            raise EncodeError("--extra_options, --vocabulary and --generate_vocabulary need a "
+                              "SentencePiece model, not a tokenizer.json.")
+        from subtok.cli.tokenizer_lines import TokenizerLineEncoder
+        # A corpus encoder writes every token of every line (see
+        # subtok.cli.tokenizer_lines): stored truncation and padding are off.
+        processor.truncation = processor.padding = None
+        return TokenizerLineEncoder(processor, output_format, add_special_tokens, random_seed)
+    if vocabulary:
+        processor.set_vocabulary(_read_vocabulary(vocabulary, vocabulary_threshold))
+    if generate_vocabulary:
+        return LineEncoder(processor, "piece", "")
+    checked_as = PROTO_FORMATS.get(output_format, output_format)
+    if checked_as in SAMPLING_FORMATS:
+        return SampleLineEncoder(processor, checked_as, extra_options, nbest_size, alpha,
+                                 random_seed)
+    return LineEncoder(processor, checked_as, extra_options)
+
+
+def _encode_on_cluster(model, inputs, files, output, output_dir, output_suffix, scheduler,
+                       retries, generate_vocabulary, options) -> None:
+    """``--scheduler`` with ``--output_dir``: one output per input file, on
+    Dask (:mod:`subtok.dask`, imported only here)."""
+    if not scheduler or output_dir is None:
+        raise click.UsageError("--scheduler and --output_dir go together: the cluster writes "
+                               "one file per input into --output_dir.")
+    if output is not None:
+        raise click.UsageError("--output is for one output; with --scheduler each input gets "
+                               "its own file in --output_dir.")
+    if generate_vocabulary or options["output_format"] in PROTO_FORMATS:
+        raise click.UsageError("--scheduler writes encoded files; --generate_vocabulary and the "
+                               "proto formats are not available with it.")
+    from subtok.dask import encode_on_cluster
+    encode_on_cluster(model, [v for value in inputs for v in value.split(",") if v] + list(files),
+                      output_dir, scheduler=scheduler, suffix=output_suffix, retries=retries,
+                      **options)
 
 
 def _read_vocabulary(path: str, threshold: int) -> list[str]:

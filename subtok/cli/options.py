@@ -107,7 +107,10 @@ def bert_vocab_options(command):
 def bert_settings(model: str, **flags) -> dict:
     """``load_any``'s BERT keyword arguments from the flags; given with a
     model that is not a vocab.txt they are an error."""
-    settings = {name: flags[flag] for flag, name, _ in _BERT_FLAGS}
+    unknown = set(flags) - {flag for flag, _, _ in _BERT_FLAGS}
+    if unknown:  # a misspelt option of the Python API (subtok.dask.encode)
+        raise TypeError("unknown encode option(s): %s" % ", ".join(sorted(unknown)))
+    settings = {name: flags.get(flag) for flag, name, _ in _BERT_FLAGS}
     if any(value is not None for value in settings.values()):
         from subtok.formats import model_kind
         if model_kind(model) != "vocab.txt":

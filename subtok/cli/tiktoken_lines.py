@@ -27,12 +27,11 @@ from subtok.models.bytelevel.encoding import Encoding, MemoCache, valid_text
 from subtok.models.bytelevel.model import encode_piece
 from subtok.pretokenizers.byte_level import bytes_to_text, text_to_bytes
 from subtok.pretokenizers.tiktoken_patterns import OTHER_WHITESPACE
-from subtok.progress import blocks_with_progress
 
 OUTPUT_FORMATS = ("piece", "id")
 
 __all__ = ["load_tiktoken", "TiktokenLineEncoder", "TiktokenLineDecoder",
-           "encode_command", "decode_command", "export_vocab_command"]
+           "decode_command", "export_vocab_command"]
 
 
 def _check_format(value: str, choices: tuple[str, ...], what: str) -> bool:
@@ -246,31 +245,13 @@ class TiktokenLineDecoder(PerLine):
         return self.encoding.decode_bytes(tokens)
 
 
-def encode_command(model: str, pattern: str | None, special_tokens: str | None,
-                   output_format: str, inputs: tuple[str, ...], files: tuple[str, ...],
-                   output: str | None, num_threads: int) -> None:
-    """``subtok encode`` for a rank file."""
-    encoder = TiktokenLineEncoder(load_tiktoken(model, pattern, special_tokens), output_format)
-    _run(encoder, inputs, files, output, num_threads, progress="encoding")
-
-
 def decode_command(model: str, pattern: str | None, special_tokens: str | None,
                    input_format: str, inputs: tuple[str, ...], files: tuple[str, ...],
                    output: str | None, num_threads: int) -> None:
     """``subtok decode`` for a rank file."""
     decoder = TiktokenLineDecoder(load_tiktoken(model, pattern, special_tokens), input_format)
-    _run(decoder, inputs, files, output, num_threads)
-
-
-def _run(function: PerLine, inputs: tuple[str, ...], files: tuple[str, ...], output: str | None,
-         num_threads: int, progress: str | None = None) -> None:
-    """Every input line through ``function``, in ``num_threads`` processes
-    (with a byte bar named ``progress`` on a terminal, if given)."""
     paths = input_paths(inputs, files)
-    blocks = read_blocks(paths)
-    if progress:
-        blocks = blocks_with_progress(blocks, paths, progress)
-    write_blocks(map_blocks(function, blocks, num_threads), output)
+    write_blocks(map_blocks(decoder, read_blocks(paths), num_threads), output)
 
 
 def export_vocab_command(model: str, pattern: str | None, special_tokens: str | None,

@@ -19,7 +19,6 @@ from __future__ import annotations
 from subtok.cli.batch import PerLine, map_blocks
 from subtok.cli.streams import open_output, read_blocks, write_blocks
 from subtok.errors import DecodeError, EncodeError
-from subtok.progress import blocks_with_progress
 from subtok.regularization import line_rng
 from subtok.tokenizer import Tokenizer
 
@@ -95,16 +94,6 @@ class TokenizerLineDecoder(PerLine):
         return text.encode("utf-8", "surrogatepass")
 
 
-def encode_lines(tokenizer: Tokenizer, paths: list[str], output: str | None, output_format: str,
-                 add_special_tokens: bool, num_threads: int, seed: int | None) -> None:
-    """``subtok encode`` for a tokenizer.json; stored truncation and
-    padding are off (every token of every line is written)."""
-    tokenizer.truncation = tokenizer.padding = None
-    encoder = TokenizerLineEncoder(tokenizer, output_format, add_special_tokens, seed)
-    blocks = blocks_with_progress(read_blocks(paths), paths, "encoding")
-    write_blocks(map_blocks(encoder, blocks, num_threads), output)
-
-
 def decode_lines(tokenizer: Tokenizer, paths: list[str], output: str | None, input_format: str,
                  skip_special_tokens: bool, num_threads: int) -> None:
     """``subtok decode`` for a tokenizer.json."""
@@ -133,5 +122,5 @@ def export_vocab(tokenizer: Tokenizer, output: str | None, output_format: str) -
         out.write(text.encode("utf-8", "surrogatepass"))
 
 
-__all__ = ["TokenizerLineEncoder", "TokenizerLineDecoder", "encode_lines", "decode_lines",
+__all__ = ["TokenizerLineEncoder", "TokenizerLineDecoder", "decode_lines",
            "export_vocab", "vocab_text"]
