@@ -118,3 +118,15 @@ def spm():
     import sentencepiece
     assert sentencepiece.__version__ == "0.2.3", sentencepiece.__version__
     return sentencepiece
+
+
+@pytest.fixture(scope="module")
+def dask_client():
+    """A ``distributed.LocalCluster`` of 2 worker processes (the optional
+    extra subtok[dask]) and its client, one per test module."""
+    from subtok.dask import client_for
+    client = client_for("local:2")
+    yield client
+    cluster = client.cluster
+    client.close()
+    cluster.close()

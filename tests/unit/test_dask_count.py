@@ -15,16 +15,6 @@ from synthetic_corpora import synthetic
 
 
 
-@pytest.fixture(scope="module")
-def client():
-    from subtok.dask import client_for
-    client = client_for("local:2")
-    yield client
-    cluster = client.cluster
-    client.close()
-    cluster.close()
-
-
 @pytest.fixture()
 def parts(tmp_path):
     return [str(synthetic(tmp_path / ("p%d.txt" % n), 1500, seed=n)) for n in range(3)]
@@ -33,15 +23,16 @@ def parts(tmp_path):
 @pytest.mark.parametrize("options", [dict(model_type="unigram"), dict(model_type="bpe"),
                                      dict(model_type="bpe", split_by_whitespace=False,
                                           normalization_rule_name="identity")])
-def test_cluster_counts_equal_one_process_counts(client, parts, tmp_path, options):
+def test_cluster_counts_equal_one_process_counts(dask_client, parts, tmp_path, options):
     from subtok import dask as subtok_dask
     from subtok.training import counts
-    subtok_dask.count(parts, str(tmp_path / "cluster.tsv"), client, max_memory="16k", **options)
+    subtok_dask.count(parts, str(tmp_path / "cluster.tsv"), dask_client, max_memory="16k",
+                      **options)
     counts.count(str(tmp_path / "one.tsv"), input=parts, **options)
     assert (tmp_path / "cluster.tsv").read_bytes() == (tmp_path / "one.tsv").read_bytes()
 
 
-def test_bag_of_lines_counts_equal_one_process_counts(client, parts, tmp_path):
+def test_bag_of_lines_counts_equal_one_process_counts(dask_client, parts, tmp_path):
     import dask.bag
     from subtok import dask as subtok_dask
     from subtok.training import counts

@@ -139,15 +139,24 @@ DASK = "[m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')]"
 
 
 def test_the_base_install_never_imports_dask(tmp_path):
-    """``import subtok`` and a ``subtok count`` without --scheduler load
-    neither dask nor distributed (the optional extra subtok[dask])."""
+    """``import subtok``, a ``subtok count`` and a ``subtok encode`` without
+    --scheduler load neither dask nor distributed (the optional extra
+    subtok[dask])."""
+    from tiny_models import META, N, S, make
+    model = tmp_path / "m.model"
+    model.write_bytes(make(META + [(S, -1.0, N), ("a", -2.0, N), ("b", -2.0, N)]))
     text = tmp_path / "in.txt"
     text.write_text("a b ab\nba\n")
     code = ("import sys\nimport subtok\nfrom subtok.cli.app import main\n"
-            "try:\n    main(['count', '--input', sys.argv[1], '--output', sys.argv[2]])\n"
-            "except SystemExit:\n    pass\n"
+            "for args in (['count', '--input', sys.argv[1], '--output', sys.argv[2]],\n"
+            "             ['encode', '--model', sys.argv[3], '--input', sys.argv[1],\n"
+            "              '--output', sys.argv[4]]):\n"
+            "    try:\n        main(args)\n"
+            "    except SystemExit:\n        pass\n"
             "print(%s)" % DASK)
-    out = subprocess.run([sys.executable, "-c", code, str(text), str(tmp_path / "c.tsv")],
+    out = subprocess.run([sys.executable, "-c", code, str(text), str(tmp_path / "c.tsv"),
+                          str(model), str(tmp_path / "e.txt")],
                          capture_output=True, text=True, check=True)
     assert (tmp_path / "c.tsv").exists()
+    assert (tmp_path / "e.txt").read_text().count("\n") == 2
     assert out.stdout.strip() == "[]"
