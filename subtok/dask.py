@@ -306,7 +306,8 @@ def _run_encode(client, paths: list[str], outputs: list[str], output_dir: str,
     made = not os.path.isdir(output_dir)
     try:
         os.makedirs(output_dir, exist_ok=True)
-        staging = tempfile.mkdtemp(prefix=".subtok-encode-", dir=output_dir)
+        # Absolute paths: a remote worker's working directory is not ours.
+        staging = os.path.abspath(tempfile.mkdtemp(prefix=".subtok-encode-", dir=output_dir))
     except OSError as exc:
         raise OutputError("%s: cannot make the output directory: %s."
                           % (output_dir, exc.strerror or exc)) from None
@@ -317,14 +318,16 @@ def _run_encode(client, paths: list[str], outputs: list[str], output_dir: str,
         staged = [os.path.join(staging, os.path.basename(output)) for output in outputs]
         # A task, not scattered data: if its worker dies it is computed again.
         model = client.submit(_same, shipped, pure=False)
-        futures = client.map(encode_file, paths, staged, shipped=model, retries=retries,
-                             pure=False)
-        for path, future in zip(paths, futures):
+        futures = client.map(encode_file, [os.path.abspath(p) for p in paths], staged,
+                             shipped=model, retries=retries, pure=False)
+        path_of = {future.key: path for future, path in zip(futures, paths)}
+        distributed = _distributed()
+        for future in distributed.as_completed(futures):  # the first failure ends the job
             try:
                 future.result()
-            except _distributed().KilledWorker:
+            except distributed.KilledWorker:
                 raise SubtokError("%s: the workers encoding it kept dying; nothing was written "
-                                  "to %s." % (path, output_dir)) from None
+                                  "to %s." % (path_of[future.key], output_dir)) from None
         move_into_place(list(zip(staged, outputs)))
         done = True
         return outputs
