@@ -317,7 +317,12 @@ def _run_encode(client, paths: list[str], outputs: list[str], output_dir: str,
     try:
         staged = [os.path.join(staging, os.path.basename(output)) for output in outputs]
         # A task, not scattered data: if its worker dies it is computed again.
-        model = client.submit(_same, shipped, pure=False)
+        # The model is in the graph once, by design: Dask's warning about a
+        # large graph (a tokenizer.json can pass its 10 MB) would only be
+        # noise on the command's stderr.
+        import dask
+        with dask.config.set({"distributed.admin.large-graph-warning-threshold": "4GB"}):
+            model = client.submit(_same, shipped, pure=False)
         futures = client.map(encode_file, [os.path.abspath(p) for p in paths], staged,
                              shipped=model, retries=retries, pure=False)
         path_of = {future.key: path for future, path in zip(futures, paths)}
