@@ -51,7 +51,7 @@ from typing import Any
 
 from subtok.atomic import move_into_place
 from subtok.cli.batch import map_blocks
-from subtok.cli.encode import line_encoder
+from subtok.cli.encode import PROTO_FORMATS, line_encoder
 from subtok.cli.streams import check_readable, read_blocks, write_blocks
 from subtok.errors import InputError, ModelFileError, OutputError, SubtokError
 from subtok.training import counts
@@ -273,14 +273,24 @@ def output_paths(paths: list[str], output_dir: str, suffix: str) -> list[str]:
     return outputs
 
 
+def _checked(model: str, options: dict[str, Any]) -> dict[str, Any]:
+    """The options with the output format's default, checked (a bad model or
+    option fails here, on the client, not on every worker)."""
+    options = dict(options)
+    options.setdefault("output_format", "piece")
+    if options.get("generate_vocabulary") or options["output_format"] in PROTO_FORMATS:
+        raise SubtokError("encoding on Dask writes encoded lines: --generate_vocabulary and "
+                          "the proto formats are not available with it.")
+    line_encoder(model, **options)
+    return options
+
+
 def _plan(paths: list[str], output_dir: str, model: str, suffix: str | None,
           options: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
     """Everything checked before a task runs or ``output_dir`` is made:
     the model and options (by building the encoder here), the inputs, the
     output names. Returns (outputs, shipped model)."""
-    options = dict(options)
-    options.setdefault("output_format", "piece")
-    line_encoder(model, **options)
+    options = _checked(model, options)
     check_readable(paths)
     if suffix is None:
         suffix = "." + options["output_format"]
@@ -399,9 +409,7 @@ def encode_bag(bag, model: str, **options: Any):
     line's output line (for nbest formats, its hypotheses joined by
     newlines), str for str lines, bytes for bytes."""
     import dask
-    options = dict(options)
-    options.setdefault("output_format", "piece")
-    line_encoder(model, **options)  # a bad model or option fails here, not on a worker
+    options = _checked(model, options)
     shipped = dask.delayed(ship_model(model, options), pure=True)
     return bag.map_partitions(encode_lines, shipped)
 

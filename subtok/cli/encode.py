@@ -151,13 +151,10 @@ def _encode_on_cluster(model, inputs, files, output, output_dir, output_suffix, 
     if output is not None:
         raise click.UsageError("--output is for one output; with --scheduler each input gets "
                                "its own file in --output_dir.")
-    if generate_vocabulary or options["output_format"] in PROTO_FORMATS:
-        raise click.UsageError("--scheduler writes encoded files; --generate_vocabulary and the "
-                               "proto formats are not available with it.")
     from subtok.dask import encode_on_cluster
     encode_on_cluster(model, [v for value in inputs for v in value.split(",") if v] + list(files),
                       output_dir, scheduler=scheduler, suffix=output_suffix, retries=retries,
-                      **options)
+                      generate_vocabulary=generate_vocabulary, **options)
 
 
 def _read_vocabulary(path: str, threshold: int) -> list[str]:

@@ -254,7 +254,7 @@ def test_unreachable_scheduler(corpus, tmp_path):
 
 
 @pytest.mark.parametrize("case", ["no match", "bad model", "same names", "no output_dir",
-                                  "stdin"])
+                                  "stdin", "proto"])
 def test_bad_requests_are_one_line_errors(corpus, tmp_path, case):
     """Each is refused before a cluster is started (local:2 would take
     seconds), and nothing is made."""
@@ -269,6 +269,7 @@ def test_bad_requests_are_one_line_errors(corpus, tmp_path, case):
         "same names": (SPM, "%s,%s" % (corpus[0], other / "en.txt"), [], "distinct file names"),
         "no output_dir": (SPM, corpus[0], ["--output", str(tmp_path / "o")], "--output_dir"),
         "stdin": (SPM, "-", [], "stdin"),
+        "proto": (SPM, corpus[0], ["--output_format", "proto"], "proto formats"),
     }[case]
     args = ["--output_dir", str(tmp_path / "d")] if case != "no output_dir" else []
     proc = run_subtok("encode", "--model", str(model), "--input", inputs, *args, *extra,
