@@ -179,9 +179,9 @@ def shape_of(fields: dict) -> dict:
 def differences(mine: dict, theirs: dict, prefix: str = "") -> list[str]:
     """The option names on which two shapes differ; inside JSON objects of
     one type (the families' tokenizer.json components) as dotted paths,
-    e.g. ``normalizer.lowercase``. Only ``units`` when the unit kinds
-    differ (the rest follows from it)."""
-    if not prefix and mine.get("units") != theirs.get("units"):
+    e.g. ``normalizer.lowercase``. Only ``units`` when the shapes are of
+    different families (their fields differ: the rest follows)."""
+    if not prefix and mine.get("units") != theirs.get("units") and set(mine) != set(theirs):
         return ["units"]
     out = []
     for key in sorted(set(mine) | set(theirs)):
