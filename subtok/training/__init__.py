@@ -32,8 +32,9 @@ TRAINERS: dict[str, str] = {
 }
 
 
-def get_trainer(model_type: str) -> Callable:
-    """The ``train(corpus, options, progress)`` function of ``model_type``."""
+def get_trainer(model_type: str, function: str = "train") -> Callable:
+    """The ``train(corpus, options, progress)`` function of ``model_type``
+    (or another ``function`` of its trainer module)."""
     from subtok.errors import TrainerError
     name = TRAINERS.get(model_type.lower())
     if name is None:
@@ -46,7 +47,7 @@ def get_trainer(model_type: str) -> Callable:
             raise
         raise TrainerError("the %s trainer is not available in this build of subtok (%s is "
                            "missing)." % (model_type.lower(), name)) from None
-    return module.train
+    return getattr(module, function)
 
 
 __all__ = ["TRAINERS", "get_trainer"]

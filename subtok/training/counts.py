@@ -47,10 +47,12 @@ from operator import itemgetter
 from typing import BinaryIO
 
 from subtok.errors import InputError, OutputError, TrainerError
+from subtok.models import TOKENIZER_FILE_TYPES
 from subtok.symbols import SPACE_SYMBOL
 from subtok.training.corpus import (INT64_MAX, Corpus, Progress, build_meta, check_vocab_fits,
                                     checked_alphabet, mask_units, mask_unknown, read_sentences,
                                     unit_count_chunks, weighted_chars)
+from subtok.training.families import pretoken_count_chunks, pretoken_counter
 from subtok.training.spec import TrainerOptions
 
 MAGIC = b"#subtok-counts v1 "
@@ -174,9 +176,38 @@ def shape_of(fields: dict) -> dict:
     return {key: value for key, value in fields.items() if key not in TOTALS + EDGES}
 
 
-def differences(mine: dict, theirs: dict) -> list[str]:
-    """The option names on which two shapes differ."""
-    return sorted(key for key in set(mine) | set(theirs) if mine.get(key) != theirs.get(key))
+def differences(mine: dict, theirs: dict, prefix: str = "") -> list[str]:
+    """The option names on which two shapes differ; inside JSON objects of
+    one type (the families' tokenizer.json components) as dotted paths,
+    e.g. ``normalizer.lowercase``. Only ``units`` when the shapes are of
+    different families (their fields differ: the rest follows)."""
+    if not prefix and mine.get("units") != theirs.get("units") and set(mine) != set(theirs):
+        return ["units"]
+    out = []
+    for key in sorted(set(mine) | set(theirs)):
+        a, b = mine.get(key), theirs.get(key)
+        if a == b:
+            continue
+        if isinstance(a, dict) and isinstance(b, dict) and a.get("type") == b.get("type"):
+            out.extend(differences(a, b, prefix + key + "."))
+        else:
+            out.append(prefix + key)
+    return out
+
+
+def _at(fields: dict, path: str):
+    """The value at a dotted path of :func:`differences` (None if absent)."""
+    for key in path.split("."):
+        if not isinstance(fields, dict):
+            return None
+        fields = fields.get(key)
+    return fields
+
+
+def as_read(fields: dict) -> dict:
+    """Header fields as a count file gives them back (JSON: tuples become
+    lists), so that expected and read headers compare equal."""
+    return json.loads(json.dumps(fields))
 
 
 # ----------------------------------------------------------------------------
@@ -410,6 +441,8 @@ def count_corpus(options: TrainerOptions, table: SpillTable,
     """Count ``options.input`` (or ``lines``, str or bytes) into ``table``;
     return the header fields."""
     progress = progress or Progress(False, options.minloglevel)
+    if options.model_type_name in TOKENIZER_FILE_TYPES:
+        return _count_family(options, table, progress, lines)
     units = count_units(options)
     meta = build_meta(options)
     size = sum(os.path.getsize(p) for p in options.input if p != "-" and os.path.isfile(p))
@@ -428,6 +461,22 @@ def count_corpus(options: TrainerOptions, table: SpillTable,
         table.add(stitch.end())
         fields.update(stitch.edges())
     fields.update(sentences=sentences, nonempty=nonempty)
+    return fields
+
+
+def _count_family(options: TrainerOptions, table: SpillTable, progress: Progress,
+                  lines: Iterable | None) -> dict:
+    """:func:`count_corpus` for WordPiece and byte-level BPE: the words or
+    chunks of their own counting, chunk by chunk (the reading, chunks and
+    workers of training, :func:`subtok.training.families.pretoken_count_chunks`).
+    Both totals are the lines read (these families skip only empty lines)."""
+    count_chunk, counter = pretoken_counter(options)
+    fields = as_read(counter.shape)
+    sentences = 0
+    for size, part in pretoken_count_chunks(options, progress, lines, count_chunk, counter):
+        sentences += size
+        table.add({escape(unit): n for unit, n in part.items()})
+    fields.update(sentences=sentences, nonempty=sentences)
     return fields
 
 
@@ -601,7 +650,7 @@ def load_counted_corpus(options: TrainerOptions, progress: Progress | None = Non
     where = ", ".join(options.input)
     followed: dict[tuple[str, str], int] | None = None
     with CountFiles(list(options.input)) as files:
-        _check_shape(options, meta, files.fields, where)
+        _check_sp_shape(options, meta, files.fields, where)
         fields = files.fields
         units: Counter = Counter()
         if fields["units"].startswith("followed-"):
@@ -651,22 +700,55 @@ def _mask_followed(followed: dict[tuple[str, str], int], alphabet: dict[str, int
     return out
 
 
-def _check_shape(options: TrainerOptions, meta: list, fields: dict, where: str) -> None:
+def load_counted_pretokens(options: TrainerOptions, expected: dict) -> Counter:
+    """The units of count files for WordPiece or byte-level BPE training
+    (its words or chunks with their counts, as
+    :func:`subtok.training.families.count_pretokens` counts them from
+    text); ``expected``: the header fields the training's counter makes
+    (its ``shape``)."""
+    where = ", ".join(options.input)
+    if options.input_sentence_size > 0:
+        raise TrainerError("--input_sentence_size=%d cannot sample count files (%s); sample "
+                           "the text before counting." % (options.input_sentence_size, where))
+    units: Counter = Counter()
+    with CountFiles(list(options.input)) as files:
+        _check_shape(as_read(expected), files.fields, where)
+        for unit, total in files.records():
+            units[unescape(unit, where, 0)] = total
+    if not units:
+        raise TrainerError("the corpus is empty: no text in %s." % where)
+    return units
+
+
+def _check_sp_shape(options: TrainerOptions, meta: list, fields: dict, where: str) -> None:
     """The count files must count what this training would: same options
     (any unit kind will do for CHAR, which needs only the characters)."""
     expected = shape(options, count_units(options), meta)
+    if options.model_type_name == "char" and set(shape_of(fields)) == set(expected):
+        expected["units"] = fields["units"]  # (not the families' units: their fields differ)
+    _check_shape(expected, fields, where)
+
+
+def _shown(value, limit: int = 60) -> str:
+    """A header value in an error message (a long pattern cut short)."""
+    text = json.dumps(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _check_shape(expected: dict, fields: dict, where: str) -> None:
+    """A one-line error naming every option on which the files' header
+    differs from ``expected``."""
     found = shape_of(fields)
-    if options.model_type_name == "char":
-        expected["units"] = found.get("units")
     changed = differences(expected, found)
     if changed:
-        detail = "; ".join("%s: counted %s, training %s" % (key, json.dumps(found.get(key)),
-                                                             json.dumps(expected.get(key)))
+        detail = "; ".join("%s: counted %s, training %s" % (key, _shown(_at(found, key)),
+                                                             _shown(_at(expected, key)))
                            for key in changed)
         raise TrainerError("%s: counted with other options than this training uses (%s); count "
                            "again with the training's options." % (where, detail))
 
 
 __all__ = ["count", "merge", "count_units", "count_corpus", "counting_options", "SpillTable",
-           "CountFiles", "is_count_input", "load_counted_corpus", "parse_size", "escape",
+           "CountFiles", "is_count_input", "load_counted_corpus", "load_counted_pretokens",
+           "parse_size", "escape",
            "unescape", "read_records", "sum_sorted", "write_count_file", "DEFAULT_MAX_MEMORY"]

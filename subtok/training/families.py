@@ -10,19 +10,25 @@ What both trainers share, on top of :mod:`subtok.training.corpus`:
   ``--input_sentence_size`` (:func:`~subtok.training.corpus.select`), cut
   into chunks of about :data:`CHUNK_CHARS` characters and counted by the
   family's function in worker processes (:mod:`subtok.parallel`). Counts
-  are sums, so the result never depends on ``--num_threads``;
+  are sums, so the result never depends on ``--num_threads``. From a
+  ``subtok count`` file (:mod:`subtok.training.counts`) the counts are
+  read instead, once its header shows they were made by the same
+  counting (:func:`pretoken_counter`'s ``shape``); ``subtok count`` uses
+  the chunks of :func:`pretoken_count_chunks`, so both count alike;
 * :func:`train_family`: checks the output paths, runs the trainer and
   publishes all its files at once (:func:`subtok.atomic.atomic_writers`).
 
 A trainer (``subtok.models.<family>.trainer.train(options, progress,
-lines)``) returns a :class:`Trained`.
+lines)``) returns a :class:`Trained`; its module's
+``pretoken_counter(options)`` says how it counts.
 """
 
 from __future__ import annotations
 
 import os
-from collections import Counter
-from collections.abc import Callable, Iterable
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -94,28 +100,68 @@ def count_pretokens(options: TrainerOptions, progress: Progress, lines: Iterable
     """``count_chunk(shared, chunk)`` over the chunks of the input, summed.
 
     A chunk is a list of ``(line, count)``; ``count_chunk`` must be a
-    module-level function (workers get it by reference). A large input
-    file is counted in a forked child (:func:`subtok.parallel.run_in_child`)
-    that sends back only the counts: the trainer then starts from a heap
-    without the garbage of reading and counting.
+    module-level function (workers get it by reference), and ``shared``
+    must have a ``shape`` (the header fields of its count files, see
+    :func:`pretoken_counter`). A large input file is counted in a forked
+    child (:func:`subtok.parallel.run_in_child`) that sends back only the
+    counts: the trainer then starts from a heap without the garbage of
+    reading and counting. Count files of ``subtok count`` (told by their
+    header) are read instead of counted
+    (:func:`subtok.training.counts.load_counted_pretokens`).
     """
+    if lines is None:
+        # (imported here: counts imports this module to count the families' units)
+        from subtok.training import counts
+        if counts.is_count_input(options):
+            return counts.load_counted_pretokens(options, shared.shape)
     size = input_size(options, lines)
     if lines is None and size is not None and size >= PARALLEL_MIN_BYTES:
         return run_in_child(_count_all, options, progress, lines, count_chunk, shared)
     return _count_all(options, progress, lines, count_chunk, shared)
 
 
+def pretoken_counter(options: TrainerOptions) -> tuple[Callable[[Any, list[tuple[str, int]]], Counter], Any]:
+    """``(count_chunk, shared)``: how the trainer of ``options.model_type``
+    counts its units (the trainer module's own ``pretoken_counter``), for
+    :func:`count_pretokens` and :func:`pretoken_count_chunks`.
+    ``shared.shape`` is a JSON object of everything that decides the units
+    (the tokenizer.json components that cut and normalize them)."""
+    from subtok.training import get_trainer
+    return get_trainer(options.model_type_name, "pretoken_counter")(options)
+
+
+def pretoken_count_chunks(options: TrainerOptions, progress: Progress, lines: Iterable | None,
+                          count_chunk: Callable[[Any, list[tuple[str, int]]], Counter],
+                          shared: Any) -> Iterator[tuple[int, Counter]]:
+    """(lines in the chunk, ``count_chunk(shared, chunk)``) for every chunk
+    of the input, in input order, as the workers give them back: the
+    reading, sampling, chunks and workers of training, for callers that
+    merge the counts themselves (:func:`_count_all`, and ``subtok count``,
+    which spills them to disk)."""
+    stream = read_sentences(options, progress, lines, raw=True)
+    if options.input_sentence_size > 0:
+        stream = select(stream, options)
+    sizes: deque = deque()
+
+    def tasks() -> Iterator[list[tuple[str, int]]]:
+        for task in chunks(stream, lambda item: len(item[0]), CHUNK_CHARS):
+            sizes.append(len(task))
+            yield task
+
+    workers = counting_workers(options, input_size(options, lines))
+    results = ordered_map(count_chunk, tasks(), workers, shared=shared)
+    with closing(results):
+        for part in results:
+            # (results come in task order, and a task is made before its result)
+            yield sizes.popleft(), part
+
+
 def _count_all(options: TrainerOptions, progress: Progress, lines: Iterable | None,
                count_chunk: Callable[[Any, list[tuple[str, int]]], Counter],
                shared: Any) -> Counter:
     """Read, sample, cut and count (see :func:`count_pretokens`)."""
-    stream = read_sentences(options, progress, lines, raw=True)
-    if options.input_sentence_size > 0:
-        stream = select(stream, options)
-    tasks = chunks(stream, lambda item: len(item[0]), CHUNK_CHARS)
-    workers = counting_workers(options, input_size(options, lines))
     total: Counter = Counter()
-    for part in ordered_map(count_chunk, tasks, workers, shared=shared):
+    for _, part in pretoken_count_chunks(options, progress, lines, count_chunk, shared):
         total.update(part)
     if not total:
         raise TrainerError("the corpus is empty: no text in %s."
@@ -157,5 +203,6 @@ def train_family(options: TrainerOptions, progress: Progress, lines: Iterable | 
     return trained
 
 
-__all__ = ["Trained", "count_pretokens", "train_family", "output_paths",
+__all__ = ["Trained", "count_pretokens", "pretoken_counter", "pretoken_count_chunks",
+           "train_family", "output_paths",
            "sorted_by_count", "counting_workers", "input_size", "SUFFIXES", "CHUNK_CHARS"]

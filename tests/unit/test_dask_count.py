@@ -22,7 +22,9 @@ def parts(tmp_path):
 
 @pytest.mark.parametrize("options", [dict(model_type="unigram"), dict(model_type="bpe"),
                                      dict(model_type="bpe", split_by_whitespace=False,
-                                          normalization_rule_name="identity")])
+                                          normalization_rule_name="identity"),
+                                     dict(model_type="wordpiece", lowercase=False),
+                                     dict(model_type="byte_bpe", pattern="cl100k")])
 def test_cluster_counts_equal_one_process_counts(dask_client, parts, tmp_path, options):
     from subtok import dask as subtok_dask
     from subtok.training import counts

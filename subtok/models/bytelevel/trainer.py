@@ -68,6 +68,8 @@ class ChunkCounter:
     Chunks come out in GPT-2's byte characters, one character per byte."""
 
     def __init__(self, pre_tokenizer: dict) -> None:
+        #: What decides the chunks: the header of their ``subtok count`` files.
+        self.shape = {"units": "byte-level-chunks", "pre_tokenizer": pre_tokenizer}
         self.pre_tokenizer = pre_tokenizer_from_json(pre_tokenizer, "pre_tokenizer")
 
     def count(self, lines: list[tuple[str, int]]) -> Counter:
@@ -87,6 +89,11 @@ class ChunkCounter:
 def _count_chunk(counter: ChunkCounter, lines: list[tuple[str, int]]) -> Counter:
     """A counting task (module level: workers get it by reference)."""
     return counter.count(lines)
+
+
+def pretoken_counter(options: TrainerOptions) -> tuple:
+    """How training counts its chunks (:func:`subtok.training.families.pretoken_counter`)."""
+    return _count_chunk, ChunkCounter(pre_tokenizer(options))
 
 
 def initial_tokens(specials: list[str], ties: str) -> tuple[list[str], list[int]]:
@@ -114,8 +121,7 @@ def symbol_words(chunks: Counter, byte_ids: list[int]) -> tuple[list[str], list[
 def train(options: TrainerOptions, progress: Progress, lines: Iterable | None) -> Trained:
     """Train byte-level BPE; return its tokens and files (see the module docstring)."""
     specials = list(options.special_tokens)
-    counter = ChunkCounter(pre_tokenizer(options))
-    chunks = count_pretokens(options, progress, lines, _count_chunk, counter)
+    chunks = count_pretokens(options, progress, lines, *pretoken_counter(options))
     tokens, byte_ids = initial_tokens(specials, options.ties)
     words, counts = symbol_words(chunks, byte_ids)
     del chunks
@@ -185,5 +191,5 @@ def _files(options: TrainerOptions, tokens: list[str], scores: list[float],
             ".vocab": scores_vocab(tokens, scores)}
 
 
-__all__ = ["train", "ChunkCounter", "initial_tokens", "json_merges", "pre_tokenizer",
+__all__ = ["train", "ChunkCounter", "pretoken_counter", "initial_tokens", "json_merges", "pre_tokenizer",
            "oniguruma_pattern"]

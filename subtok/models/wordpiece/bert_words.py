@@ -39,8 +39,12 @@ class WordCounter:
     """
 
     def __init__(self, bert: dict) -> None:
+        pre_tokenizer = {"type": "BertPreTokenizer"}
+        #: What decides the words: the header of their ``subtok count`` files.
+        self.shape = {"units": "bert-words", "normalizer": dict(bert),
+                      "pre_tokenizer": pre_tokenizer}
         self.normalizer = normalizer_from_json(bert, "normalizer")
-        self.pre_tokenizer = pre_tokenizer_from_json({"type": "BertPreTokenizer"}, "pre_tokenizer")
+        self.pre_tokenizer = pre_tokenizer_from_json(pre_tokenizer, "pre_tokenizer")
         self.lowercase = bool(bert["lowercase"])
         clean = bool(bert["clean_text"])
         separators = "".join(c for c in WHITE_SPACE if not (clean and c in CONTROL_SPACES))

@@ -70,6 +70,11 @@ def _count_chunk(counter: WordCounter, lines: list[tuple[str, int]]) -> Counter:
     return counter.count(lines)
 
 
+def pretoken_counter(options: TrainerOptions) -> tuple:
+    """How training counts its words (:func:`subtok.training.families.pretoken_counter`)."""
+    return _count_chunk, WordCounter(bert_normalizer(options))
+
+
 def count_words(options: TrainerOptions, progress: Progress, lines: Iterable | None,
                 counter: WordCounter) -> Counter:
     """Phase 1: the words of the corpus, counted (each chunk of lines
@@ -235,5 +240,5 @@ def _files(options: TrainerOptions, bert: dict, tokens: list[str],
             ".vocab": scores_vocab(tokens, scores)}
 
 
-__all__ = ["train", "frequency_vocab", "likelihood_vocab", "count_words", "limited_alphabet",
-           "initial_tokens", "DEFAULT_SPECIAL_TOKENS"]
+__all__ = ["train", "pretoken_counter", "frequency_vocab", "likelihood_vocab", "count_words",
+           "limited_alphabet", "initial_tokens", "DEFAULT_SPECIAL_TOKENS"]
