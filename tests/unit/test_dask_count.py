@@ -14,7 +14,6 @@ from conftest import ROOT, run_subtok
 from synthetic_corpora import synthetic
 
 
-
 @pytest.fixture()
 def parts(tmp_path):
     return [str(synthetic(tmp_path / ("p%d.txt" % n), 1500, seed=n)) for n in range(3)]
