@@ -8,7 +8,9 @@ then measures, each as a child process tree (peak = the largest sum of
 the tree's resident sizes, sampled every 0.1 s):
 
 * ``subtok count`` in one process, with ``--max_memory``;
-* ``subtok count --scheduler local:2`` (if dask is installed);
+* ``subtok count --scheduler local:2`` (if dask is installed), the file
+  counted in byte ranges of ``--chunk_size``, and whether its output is
+  byte-identical to the one-process count;
 * ``subtok train`` from the counts;
 * ``spm_train`` with ``--input_sentence_size`` (and, with ``--spm_full``,
   without it, which needs the whole corpus in memory).
@@ -112,6 +114,7 @@ def main() -> None:
     parser.add_argument("--spm_sentences", type=int, default=2_000_000)
     parser.add_argument("--spm_full", action="store_true")
     parser.add_argument("--no_dask", action="store_true")
+    parser.add_argument("--chunk_size", default="128M", help="subtok count --chunk_size (Dask)")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="subtok-scale-", dir=args.workdir))
     try:
@@ -130,7 +133,10 @@ def main() -> None:
             measure("subtok count --scheduler local:2", subtok + [
                 "count", "--input", str(corpus), "--output", str(work / "dask.tsv"),
                 "--max_memory", args.max_memory, "--tmp_dir", str(work),
-                "--scheduler", "local:2"] + common)
+                "--scheduler", "local:2", "--chunk_size", args.chunk_size] + common)
+            same = (work / "dask.tsv").exists() and \
+                (work / "dask.tsv").read_bytes() == (work / "counts.tsv").read_bytes()
+            print("dask counts byte-identical to the one-process counts: %s" % same, flush=True)
         measure("subtok train (from counts)", subtok + [
             "train", "--input", str(work / "counts.tsv"), "--input_format", "tsv",
             "--model_prefix", str(work / "m"), "--vocab_size", str(args.vocab_size),

@@ -34,9 +34,12 @@ def _apply(func):
 @option("scheduler", default=None,
         help="Count on Dask: local:N (a LocalCluster of N processes) or tcp://HOST:PORT "
              "(needs subtok[dask]).")
+@option("chunk_size", default=None,
+        help="With --scheduler: count files larger than this in byte ranges of about this "
+             "size, one task each (e.g. 64M, 1G) [default: 128M].")
 @click.argument("files", nargs=-1)
 @_apply
-def count_command(output, merge, max_memory, tmp_dir, scheduler, files, **kwargs) -> None:
+def count_command(output, merge, max_memory, tmp_dir, scheduler, chunk_size, files, **kwargs) -> None:
     """Count the units a trainer would see (or, with --merge, sum count files)."""
     from subtok.training import counts
 
@@ -55,10 +58,12 @@ def count_command(output, merge, max_memory, tmp_dir, scheduler, files, **kwargs
     if not kwargs["input"]:
         raise click.UsageError("--input is required (files, comma-separated, or - for stdin).")
     if scheduler:
-        from subtok.dask import count_on_cluster
-        count_on_cluster(output, scheduler=scheduler, max_memory=max_memory, tmp_dir=tmp_dir,
-                         **kwargs)
+        from subtok.dask import DEFAULT_CHUNK_SIZE, count_on_cluster
+        count_on_cluster(output, scheduler=scheduler, chunk_size=chunk_size or DEFAULT_CHUNK_SIZE,
+                         max_memory=max_memory, tmp_dir=tmp_dir, **kwargs)
         return
+    if chunk_size is not None:
+        raise click.UsageError("--chunk_size splits files into Dask tasks: it needs --scheduler.")
     kwargs.pop("model_prefix", None)
     counts.count(output, max_memory=max_memory, tmp_dir=tmp_dir, **kwargs)
 

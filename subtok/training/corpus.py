@@ -6,7 +6,8 @@ short function below:
 1. :func:`build_meta` places the meta pieces (unk/bos/eos/pad, control and
    user-defined symbols, byte pieces) at their ids.
 2. :func:`read_sentences` streams ``(sentence, freq)`` pairs from the input
-   files (or stdin, or an iterable), one per "\\n"-terminated line, skipping
+   files (or stdin, or an iterable, or the byte range of a file that one
+   Dask task counts, :class:`FileRange`), one per "\\n"-terminated line, skipping
    empty lines, lines longer than ``max_sentence_length`` bytes (one
    warning) and lines containing U+2585; ``input_format=tsv`` lines are
    ``sentence<TAB>freq``.
@@ -259,15 +260,78 @@ def build_meta(options: TrainerOptions) -> list[tuple[int, str, int]]:
 # 2. reading
 
 
+def _open_input(path: str):
+    """``path`` opened for reading bytes, or the one-line error naming it."""
+    try:
+        return open(path, "rb")
+    except OSError as exc:
+        raise TrainerError("%s: cannot open input file: %s." % (path, exc.strerror or exc)) from None
+
+
+class FileRange:
+    """The lines of a file that start in its bytes ``[start, end)``, with
+    their "\\n" (the last line of the file may have none): the lines a
+    worker counts when a large file is split into byte ranges
+    (:mod:`subtok.dask`). A line starts at byte 0 or after a "\\n", so the
+    ranges of :func:`byte_ranges` give every line of the file exactly once,
+    in order, however they cut it: a range skips the rest of a line begun
+    before it and reads on past its end to finish its last one.
+
+    Given as ``lines`` to :func:`read_sentences`, its lines get the filters
+    of a file given as ``input`` (the same line splitting; errors and
+    warnings name ``name``, lines numbered from the range's start).
+    """
+
+    def __init__(self, path: str, start: int, end: int) -> None:
+        if not 0 <= start <= end:
+            raise ValueError("bad byte range %d-%d" % (start, end))
+        self.path, self.start, self.end = path, start, end
+        self.name = path if start == 0 else "%s (the lines starting in bytes %d-%d)" % (path, start, end)
+
+    def __repr__(self) -> str:
+        return "FileRange(%r, %d, %d)" % (self.path, self.start, self.end)
+
+    def __iter__(self) -> Iterator[bytes]:
+        handle = _open_input(self.path)
+        try:
+            position = self.start
+            if position > 0:
+                # The byte before the range: a "\\n" there makes the line at
+                # ``start`` ours; otherwise the line we are in is the range
+                # before's, and ours start after the next "\\n".
+                handle.seek(position - 1)
+                position += len(handle.readline()) - 1
+            for line in handle:
+                if position >= self.end:
+                    break
+                position += len(line)
+                yield line
+        except OSError as exc:
+            raise TrainerError("%s: cannot read input: %s." % (self.name, exc.strerror or exc)) from None
+        finally:
+            handle.close()
+
+
+def byte_ranges(path: str, size: int, chunk_size: int) -> list[FileRange]:
+    """``path`` (``size`` bytes) cut into ranges of about ``chunk_size``
+    bytes, in order; a file of at most ``chunk_size`` bytes is one range."""
+    if chunk_size < 1:
+        raise ValueError("chunk_size must be >= 1")
+    pieces = max(1, -(-size // chunk_size))
+    cuts = [size * i // pieces for i in range(pieces + 1)]
+    return [FileRange(path, a, b) for a, b in zip(cuts, cuts[1:])]
+
+
 def _source_lines(options: TrainerOptions, lines: Iterable | None,
                   keep_ends: bool = False) -> Iterator[tuple[str, int, bytes]]:
     """(source name, line number, raw line bytes without "\\n", or with it
     where it has one if ``keep_ends``)."""
     if lines is not None:
+        name = lines.name if isinstance(lines, FileRange) else "<sentences>"
         for number, line in enumerate(lines, 1):
             if isinstance(line, str):
                 line = line.encode("utf-8", "surrogateescape")
-            yield "<sentences>", number, line[:-1] if line.endswith(b"\n") and not keep_ends else line
+            yield name, number, line[:-1] if line.endswith(b"\n") and not keep_ends else line
         return
     if not options.input:
         raise TrainerError("--input is required: give one or more files (or - for stdin).")
@@ -275,11 +339,7 @@ def _source_lines(options: TrainerOptions, lines: Iterable | None,
         if path == "-":
             handle, name, close = sys.stdin.buffer, "<stdin>", False
         else:
-            try:
-                handle = open(path, "rb")
-            except OSError as exc:
-                raise TrainerError("%s: cannot open input file: %s." % (path, exc.strerror or exc)) from None
-            name, close = path, True
+            handle, name, close = _open_input(path), path, True
         try:
             for number, line in enumerate(handle, 1):
                 yield name, number, line[:-1] if line.endswith(b"\n") and not keep_ends else line
@@ -899,4 +959,4 @@ def words_with_counts(corpus: Corpus, options: TrainerOptions) -> list[tuple[str
 
 __all__ = ["Corpus", "Progress", "load_corpus", "build_meta", "read_sentences", "select",
            "normalize_pass", "unit_count_chunks", "count_followed", "training_units", "mask_units", "compute_alphabet", "checked_alphabet", "check_vocab_fits", "weighted_chars", "split_into_words", "count_words",
-           "words_with_counts", "make_normalizer", "MT19937"]
+           "words_with_counts", "make_normalizer", "MT19937", "FileRange", "byte_ranges"]

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_subtok
+from conftest import ROOT, needs_corpora, run_subtok
+from range_corpora import range_corpus
 from synthetic_corpora import synthetic
 
 
@@ -33,6 +34,58 @@ def test_cluster_counts_equal_one_process_counts(dask_client, parts, tmp_path, o
     assert (tmp_path / "cluster.tsv").read_bytes() == (tmp_path / "one.tsv").read_bytes()
 
 
+@needs_corpora
+@pytest.mark.parametrize("options", [dict(model_type="unigram"), dict(model_type="bpe"),
+                                     dict(model_type="char"), dict(model_type="word")])
+def test_byte_ranges_on_the_cluster_equal_one_process_counts(dask_client, tmp_path, options):
+    """Files cut into ranges of 2 KB (CRLF lines, a line over
+    --max_sentence_length across several ranges, no final newline, an empty
+    last line, a file smaller than a range, an empty file), counted on the
+    workers and merged there in a tree, give the bytes of one process."""
+    from subtok import dask as subtok_dask
+    from subtok.training import counts
+    # Normalization is per line, whatever the ranges: the identity rule
+    # spares each task the nmt_nfkc table's decoding (the test above has it).
+    options = dict(options, normalization_rule_name="identity")
+    paths = range_corpus(tmp_path)
+    header = subtok_dask.count(paths, str(tmp_path / "cluster.tsv"), dask_client, chunk_size="2k",
+                               **options)
+    counts.count(str(tmp_path / "one.tsv"), input=paths, **options)
+    assert (tmp_path / "cluster.tsv").read_bytes() == (tmp_path / "one.tsv").read_bytes()
+    assert header == counts.parse_header((tmp_path / "one.tsv").read_bytes().split(b"\n")[0], "one")
+
+
+@needs_corpora
+@pytest.mark.parametrize("fan_in", [2, 3])
+def test_merge_tree_with_an_odd_number_of_parts(dask_client, tmp_path, fan_in):
+    """An odd number of parts at some level of the tree: the one left over
+    goes up a level unmerged, and order is kept."""
+    from subtok import dask as subtok_dask
+    from subtok.training import counts
+    from subtok.training.corpus import byte_ranges
+    options = dict(model_type="unigram", normalization_rule_name="identity")
+    paths = range_corpus(tmp_path)
+    ranges = [r for path in paths for r in byte_ranges(path, Path(path).stat().st_size, 4500)]
+    assert len(ranges) % 2 == 1 and len(ranges) % 3 and len(ranges) > fan_in ** 2
+    subtok_dask.count(paths, str(tmp_path / "cluster.tsv"), dask_client, chunk_size=4500,
+                      fan_in=fan_in, **options)
+    counts.count(str(tmp_path / "one.tsv"), input=paths, **options)
+    assert (tmp_path / "cluster.tsv").read_bytes() == (tmp_path / "one.tsv").read_bytes()
+
+
+def test_merge_tree_shape():
+    """Neighbours merged with neighbours, fan_in at a time, level by level;
+    the last merge is the only result the client gets."""
+    import dask
+    from subtok import dask as subtok_dask
+    parts = [dask.delayed(n, name="part-%d" % n) for n in range(7)]
+    final = subtok_dask.merge_tree(parts, fan_in=2)
+    graph = dict(final.__dask_graph__())
+    merges = [key for key in graph if str(key).startswith("merge_counts")]
+    assert len(merges) == 6  # 7 -> 4 (3 merges, one left over) -> 2 -> 1
+    assert subtok_dask.merge_tree(parts[:1]) is parts[0]
+
+
 def test_bag_of_lines_counts_equal_one_process_counts(dask_client, parts, tmp_path):
     import dask.bag
     from subtok import dask as subtok_dask
@@ -46,9 +99,13 @@ def test_bag_of_lines_counts_equal_one_process_counts(dask_client, parts, tmp_pa
 
 
 def test_cli_local_cluster(parts, tmp_path):
+    # 6 ranges a file; the identity rule spares each task the nmt_nfkc
+    # table's decoding (the API tests above count with nmt_nfkc)
     run_subtok("count", "--input", ",".join(parts), "--output", str(tmp_path / "c.tsv"),
-               "--scheduler", "local:2")
-    run_subtok("count", "--input", ",".join(parts), "--output", str(tmp_path / "o.tsv"))
+               "--scheduler", "local:2", "--chunk_size", "16k", "--normalization_rule_name",
+               "identity")
+    run_subtok("count", "--input", ",".join(parts), "--output", str(tmp_path / "o.tsv"),
+               "--normalization_rule_name", "identity")
     assert (tmp_path / "c.tsv").read_bytes() == (tmp_path / "o.tsv").read_bytes()
 
 
@@ -59,6 +116,42 @@ def test_unreachable_scheduler_is_one_line(parts, tmp_path):
     assert proc.returncode == 1 and err.count("\n") == 1, err
     assert "cannot reach the Dask scheduler" in err
     assert not (tmp_path / "c.tsv").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--scheduler", "local:2", "--chunk_size", "lots"], "--chunk_size=lots: expected a size"),
+    (["--chunk_size", "1M"], "--chunk_size splits files into Dask tasks: it needs --scheduler"),
+])
+def test_bad_chunk_size_is_one_line(parts, tmp_path, args, message):
+    """Refused before any cluster is started."""
+    proc = run_subtok("count", "--input", parts[0], "--output", str(tmp_path / "c.tsv"), *args,
+                      check=False)
+    err = proc.stderr.decode()
+    assert proc.returncode != 0 and message in err, err
+    assert not (tmp_path / "c.tsv").exists()
+
+
+def test_a_task_error_comes_back_as_the_reader_says_it(dask_client, tmp_path):
+    """A bad line in a range: the error names the file and the range (the
+    worker's exception, raised again on the client)."""
+    from subtok import dask as subtok_dask
+    from subtok.errors import TrainerError
+    path = tmp_path / "s.tsv"
+    path.write_bytes(b"a\t1\n" * 10 + b"b c\n")
+    with pytest.raises(TrainerError, match=r"s\.tsv \(the lines starting in bytes 29-44\):3: "
+                                           r"Input format must be"):
+        subtok_dask.count([str(path)], str(tmp_path / "c.tsv"), dask_client, chunk_size=20,
+                          input_format="tsv", normalization_rule_name="identity")
+    assert not (tmp_path / "c.tsv").exists()
+
+
+def test_cli_task_error_is_one_line(tmp_path):
+    """The local workers do not log the task's exception as well."""
+    proc = run_subtok("count", "--input", str(tmp_path / "missing.txt"), "--output",
+                      str(tmp_path / "c.tsv"), "--scheduler", "local:1", check=False)
+    err = proc.stderr.decode()
+    assert proc.returncode == 1 and err.count("\n") == 1, err
+    assert "missing.txt: cannot open input file" in err
 
 
 def test_without_the_extra_says_what_to_install(parts, tmp_path):
