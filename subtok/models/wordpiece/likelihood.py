@@ -83,8 +83,8 @@ class LikelihoodMerger:
     """The state of likelihood merging over a :class:`PairTable`.
 
     ``logs[s]`` is ``log C(s)``, ``base[s]`` its value when the bounds of
-    the pairs holding ``s`` were last computed; ``by_symbol[s]`` the queued
-    pairs holding ``s``. A queue entry is ``(-key, pair)``; ``version[p]``
+    the pairs holding ``s`` were last computed; ``by_symbol[s]`` lists the
+    queued pairs holding ``s`` (:meth:`queued_with`). A queue entry is ``(-key, pair)``; ``version[p]``
     is the very ``-key`` object of pair ``p``'s valid entry (queued pairs
     only; other entries of ``p`` are void), an upper bound of its gain;
     ``tight[s]`` the pairs holding ``s`` whose valid entry is an exact gain
@@ -109,7 +109,9 @@ class LikelihoodMerger:
         self.version: dict[str, float] = {}
         self.fresh: set[str] = set()
         self.tight: dict[str, set[str]] = {}
-        self.by_symbol: dict[str, set[str]] = {}
+        self.by_symbol: dict[str, list[str]] = {}
+        #: Pairs appended to ``by_symbol`` since it was last swept.
+        self.noted = 0
         counts = table.pair_count
         self.cut = max(self.floor, max(counts.values(), default=0) // 4)
         self.requeue([pair for pair, count in counts.items() if count >= self.cut])
@@ -121,7 +123,7 @@ class LikelihoodMerger:
         not rise keeps its entry. Pairs left without occurrences are
         forgotten."""
         counts, version, logs = self.table.pair_count, self.version, self.logs
-        by_symbol, heap = self.by_symbol, self.heap
+        heap = self.heap
         log, push = math.log, heapq.heappush
         log_total, cut = self.log_total + 2 * HEADROOM, self.cut
         floor = self.floor
@@ -137,7 +139,7 @@ class LikelihoodMerger:
             if queued is None:
                 if count < cut:
                     continue
-                index_by_symbol(by_symbol, pair)
+                self.note(pair)
             neg_key = -count * (log(count) + log_total - logs[pair[0]] - logs[pair[1]])
             if queued is not None and queued <= neg_key:
                 continue
@@ -146,6 +148,8 @@ class LikelihoodMerger:
             self.untighten(pair)
         if len(heap) > 2 * len(version) + 20_000:
             self.compact()
+        if self.noted > 2 * len(version) + 20_000:
+            self.sweep()
 
     def refresh(self, pair: str) -> None:
         """Queue a queued pair again with its exact gain."""
@@ -188,11 +192,46 @@ class LikelihoodMerger:
         heapq.heapify(self.heap)
 
     def deactivate(self, pair: str) -> None:
-        """Take ``pair`` out of the queue (its entries become void)."""
+        """Take ``pair`` out of the queue (its entries become void; its
+        place in ``by_symbol`` goes at the next :meth:`queued_with` or
+        :meth:`sweep`)."""
         if self.version.pop(pair, None) is not None:
-            for symbol in pair:
-                self.by_symbol[symbol].discard(pair)
             self.untighten(pair)
+
+    # -- the queued pairs by symbol ----------------------------------------------
+    # Lists, not sets: most symbols hold a few pairs, and an empty set alone
+    # takes several times the room of a short list. A list may hold pairs no
+    # longer queued, and a pair twice: readers keep the queued ones, once.
+    def note(self, pair: str) -> None:
+        """``pair`` has just been queued: list it under its symbols."""
+        by_symbol = self.by_symbol
+        for symbol in pair:
+            found = by_symbol.get(symbol)
+            if found is None:
+                by_symbol[symbol] = [pair]
+            else:
+                found.append(pair)
+        self.noted += 1
+
+    def queued_with(self, symbol: str) -> list[str]:
+        """The queued pairs holding ``symbol`` (its list is pruned to them)."""
+        found = self.by_symbol.get(symbol)
+        if not found:
+            return []
+        version = self.version
+        live = [pair for pair in dict.fromkeys(found) if pair in version]
+        if live:
+            self.by_symbol[symbol] = live
+        else:
+            del self.by_symbol[symbol]
+        return live
+
+    def sweep(self) -> None:
+        """Prune every list of ``by_symbol`` (they would otherwise keep
+        every pair ever queued)."""
+        for symbol in list(self.by_symbol):
+            self.queued_with(symbol)
+        self.noted = 0
 
     def lower_cut(self) -> None:
         """Queue the pairs counted at least a quarter of the current cut."""
@@ -255,10 +294,10 @@ class LikelihoodMerger:
         changed = self.unbind((left, right))
         changed.update(table.gained)
         changed.update(table.lost)
-        base, by_symbol = self.base, self.by_symbol
+        base = self.base
         for symbol in (left, right):
             if symbols[symbol] > 0 and base[symbol] - logs[symbol] > HEADROOM:
-                changed.update(by_symbol.get(symbol, ()))
+                changed.update(self.queued_with(symbol))
                 base[symbol] = logs[symbol]
         base[merged] = max(base.get(merged, logs[merged]), logs[merged])
         where = self.where
