@@ -94,7 +94,13 @@ class LikelihoodMerger:
 
     def __init__(self, table: PairTable, min_frequency: int) -> None:
         self.table = table
-        self.where = table.count_pairs()
+        #: pair -> the words that may hold it: one word id, or a list of
+        #: them (with repeats, and words that lost the pair since). Most
+        #: pairs are in one word, and a bare id spares a list per pair.
+        self.where: dict[str, int | list[int]] = table.count_pairs()
+        for pair, words in self.where.items():
+            if len(words) == 1:
+                self.where[pair] = words[0]
         symbols: dict[str, int] = {}
         for word, count in zip(table.words, table.counts):
             for symbol in word:
@@ -278,7 +284,9 @@ class LikelihoodMerger:
     def merge(self, pair: str, merged: str) -> None:
         """Replace ``pair`` by the symbol ``merged`` everywhere; update counts."""
         table = self.table
-        replaced = table.rewrite(pair, merged, sorted(set(self.where.pop(pair))))
+        found = self.where.pop(pair)
+        replaced = table.rewrite(pair, merged,
+                                 (found,) if type(found) is int else sorted(set(found)))
         del table.pair_count[pair]
         left, right = pair
         symbols, logs = self.symbols, self.logs
@@ -304,6 +312,9 @@ class LikelihoodMerger:
         for gained, words in table.gained.items():
             found = where.get(gained)
             if found is None:
+                where[gained] = words[0] if len(words) == 1 else words
+            elif type(found) is int:
+                words.append(found)
                 where[gained] = words
             else:
                 found.extend(words)
