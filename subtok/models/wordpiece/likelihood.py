@@ -152,7 +152,7 @@ class LikelihoodMerger:
             version[pair] = neg_key
             push(heap, (neg_key, pair))
             self.untighten(pair)
-        if len(heap) > 2 * len(version) + 20_000:
+        if len(heap) > len(version) + 20_000:
             self.compact()
         if self.noted > 2 * len(version) + 20_000:
             self.sweep()
