@@ -59,7 +59,9 @@ from __future__ import annotations
 
 import heapq
 import math
+from array import array
 from collections.abc import Callable
+from itertools import repeat
 
 from subtok.training.pair_merges import Merge, PairTable, add_token, symbol_char
 
@@ -82,8 +84,11 @@ def index_by_symbol(index: dict[str, set[str]], pair: str) -> None:
 class LikelihoodMerger:
     """The state of likelihood merging over a :class:`PairTable`.
 
-    ``logs[s]`` is ``log C(s)``, ``base[s]`` its value when the bounds of
-    the pairs holding ``s`` were last computed; ``by_symbol[s]`` lists the
+    ``symbols[c]`` is ``C(s)`` for the symbol ``s`` of code point ``c``,
+    ``logs[c]`` is ``log C(s)`` (as last computed while ``C(s) > 0``),
+    ``base[c]`` its value when the bounds of the pairs holding ``s`` were
+    last computed (``-inf`` before): arrays by code point, not dicts by
+    symbol, spare an entry, a key and a boxed number per symbol; ``by_symbol[s]`` lists the
     queued pairs holding ``s`` (:meth:`queued_with`). A queue entry is ``(-key, pair)``; ``version[p]``
     is the very ``-key`` object of pair ``p``'s valid entry (queued pairs
     only; other entries of ``p`` are void), an upper bound of its gain;
@@ -101,14 +106,17 @@ class LikelihoodMerger:
         for pair, words in self.where.items():
             if len(words) == 1:
                 self.where[pair] = words[0]
-        symbols: dict[str, int] = {}
+        self.symbols = symbols = array("q")
+        self.logs = logs = array("d")
+        self.base = base = array("d")
+        self.grow(max((max(map(ord, word)) for word in table.words if word), default=0))
         for word, count in zip(table.words, table.counts):
-            for symbol in word:
-                symbols[symbol] = symbols.get(symbol, 0) + count
-        self.symbols = symbols
-        self.logs = {symbol: math.log(count) for symbol, count in symbols.items()}
-        self.base = dict(self.logs)
-        self.total = sum(symbols.values())
+            for code in map(ord, word):
+                symbols[code] += count
+        for code, count in enumerate(symbols):
+            if count > 0:
+                logs[code] = base[code] = math.log(count)
+        self.total = sum(symbols)
         self.log_total = math.log(self.total) if self.total else 0.0
         self.floor = max(1, min_frequency)
         self.heap: list = []
@@ -121,6 +129,14 @@ class LikelihoodMerger:
         counts = table.pair_count
         self.cut = max(self.floor, max(counts.values(), default=0) // 4)
         self.requeue([pair for pair, count in counts.items() if count >= self.cut])
+
+    def grow(self, code: int) -> None:
+        """Make room in the symbol arrays up to code point ``code``."""
+        more = code + 1 - len(self.symbols)
+        if more > 0:
+            self.symbols.extend(repeat(0, more))
+            self.logs.extend(repeat(0.0, more))
+            self.base.extend(repeat(-math.inf, more))
 
     # -- the queue -------------------------------------------------------------
     def requeue(self, pairs) -> None:
@@ -146,7 +162,7 @@ class LikelihoodMerger:
                 if count < cut:
                     continue
                 self.note(pair)
-            neg_key = -count * (log(count) + log_total - logs[pair[0]] - logs[pair[1]])
+            neg_key = -count * (log(count) + log_total - logs[ord(pair[0])] - logs[ord(pair[1])])
             if queued is not None and queued <= neg_key:
                 continue
             version[pair] = neg_key
@@ -161,7 +177,8 @@ class LikelihoodMerger:
         """Queue a queued pair again with its exact gain."""
         count = self.table.pair_count[pair]
         logs = self.logs
-        neg_gain = -count * (math.log(count) + self.log_total - logs[pair[0]] - logs[pair[1]])
+        neg_gain = -count * (math.log(count) + self.log_total - logs[ord(pair[0])]
+                             - logs[ord(pair[1])])
         self.version[pair] = neg_gain
         self.fresh.add(pair)
         heapq.heappush(self.heap, (neg_gain, pair))
@@ -289,13 +306,16 @@ class LikelihoodMerger:
                                  (found,) if type(found) is int else sorted(set(found)))
         del table.pair_count[pair]
         left, right = pair
+        codes = ord(left), ord(right)
+        new = ord(merged)
+        self.grow(new)
         symbols, logs = self.symbols, self.logs
-        symbols[left] -= replaced
-        symbols[right] -= replaced
-        symbols[merged] = symbols.get(merged, 0) + replaced
-        for symbol in (left, right, merged):
-            if symbols[symbol] > 0:
-                logs[symbol] = math.log(symbols[symbol])
+        symbols[codes[0]] -= replaced
+        symbols[codes[1]] -= replaced
+        symbols[new] += replaced
+        for code in (*codes, new):
+            if symbols[code] > 0:
+                logs[code] = math.log(symbols[code])
         self.total -= replaced
         self.log_total = math.log(self.total)
         self.fresh.clear()
@@ -303,11 +323,11 @@ class LikelihoodMerger:
         changed.update(table.gained)
         changed.update(table.lost)
         base = self.base
-        for symbol in (left, right):
-            if symbols[symbol] > 0 and base[symbol] - logs[symbol] > HEADROOM:
+        for symbol, code in zip(pair, codes):
+            if symbols[code] > 0 and base[code] - logs[code] > HEADROOM:
                 changed.update(self.queued_with(symbol))
-                base[symbol] = logs[symbol]
-        base[merged] = max(base.get(merged, logs[merged]), logs[merged])
+                base[code] = logs[code]
+        base[new] = max(base[new], logs[new])
         where = self.where
         for gained, words in table.gained.items():
             found = where.get(gained)
