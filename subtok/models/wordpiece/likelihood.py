@@ -88,8 +88,9 @@ class LikelihoodMerger:
     ``logs[c]`` is ``log C(s)`` (as last computed while ``C(s) > 0``),
     ``base[c]`` its value when the bounds of the pairs holding ``s`` were
     last computed (``-inf`` before): arrays by code point, not dicts by
-    symbol, spare an entry, a key and a boxed number per symbol; ``by_symbol[s]`` lists the
-    queued pairs holding ``s`` (:meth:`queued_with`). A queue entry is ``(-key, pair)``; ``version[p]``
+    symbol, spare an entry, a key and a boxed number per symbol;
+    ``by_symbol[s]`` lists the queued pairs holding ``s``
+    (:meth:`queued_with`). A queue entry is ``(-key, pair)``; ``version[p]``
     is the very ``-key`` object of pair ``p``'s valid entry (queued pairs
     only; other entries of ``p`` are void), an upper bound of its gain;
     ``tight[s]`` the pairs holding ``s`` whose valid entry is an exact gain
