@@ -59,7 +59,9 @@ from __future__ import annotations
 
 import heapq
 import math
+from array import array
 from collections.abc import Callable
+from itertools import repeat
 
 from subtok.training.pair_merges import Merge, PairTable, add_token, symbol_char
 
@@ -82,9 +84,13 @@ def index_by_symbol(index: dict[str, set[str]], pair: str) -> None:
 class LikelihoodMerger:
     """The state of likelihood merging over a :class:`PairTable`.
 
-    ``logs[s]`` is ``log C(s)``, ``base[s]`` its value when the bounds of
-    the pairs holding ``s`` were last computed; ``by_symbol[s]`` the queued
-    pairs holding ``s``. A queue entry is ``(-key, pair)``; ``version[p]``
+    ``symbols[c]`` is ``C(s)`` for the symbol ``s`` of code point ``c``,
+    ``logs[c]`` is ``log C(s)`` (as last computed while ``C(s) > 0``),
+    ``base[c]`` its value when the bounds of the pairs holding ``s`` were
+    last computed (``-inf`` before): arrays by code point, not dicts by
+    symbol, spare an entry, a key and a boxed number per symbol;
+    ``by_symbol[s]`` lists the queued pairs holding ``s``
+    (:meth:`queued_with`). A queue entry is ``(-key, pair)``; ``version[p]``
     is the very ``-key`` object of pair ``p``'s valid entry (queued pairs
     only; other entries of ``p`` are void), an upper bound of its gain;
     ``tight[s]`` the pairs holding ``s`` whose valid entry is an exact gain
@@ -94,25 +100,44 @@ class LikelihoodMerger:
 
     def __init__(self, table: PairTable, min_frequency: int) -> None:
         self.table = table
-        self.where = table.count_pairs()
-        symbols: dict[str, int] = {}
+        #: pair -> the words that may hold it: one word id, or a list of
+        #: them (with repeats, and words that lost the pair since). Most
+        #: pairs are in one word, and a bare id spares a list per pair.
+        self.where: dict[str, int | list[int]] = table.count_pairs()
+        for pair, words in self.where.items():
+            if len(words) == 1:
+                self.where[pair] = words[0]
+        self.symbols = symbols = array("q")
+        self.logs = logs = array("d")
+        self.base = base = array("d")
+        self.grow(max((max(map(ord, word)) for word in table.words if word), default=0))
         for word, count in zip(table.words, table.counts):
-            for symbol in word:
-                symbols[symbol] = symbols.get(symbol, 0) + count
-        self.symbols = symbols
-        self.logs = {symbol: math.log(count) for symbol, count in symbols.items()}
-        self.base = dict(self.logs)
-        self.total = sum(symbols.values())
+            for code in map(ord, word):
+                symbols[code] += count
+        for code, count in enumerate(symbols):
+            if count > 0:
+                logs[code] = base[code] = math.log(count)
+        self.total = sum(symbols)
         self.log_total = math.log(self.total) if self.total else 0.0
         self.floor = max(1, min_frequency)
         self.heap: list = []
         self.version: dict[str, float] = {}
         self.fresh: set[str] = set()
         self.tight: dict[str, set[str]] = {}
-        self.by_symbol: dict[str, set[str]] = {}
+        self.by_symbol: dict[str, list[str]] = {}
+        #: Pairs appended to ``by_symbol`` since it was last swept.
+        self.noted = 0
         counts = table.pair_count
         self.cut = max(self.floor, max(counts.values(), default=0) // 4)
         self.requeue([pair for pair, count in counts.items() if count >= self.cut])
+
+    def grow(self, code: int) -> None:
+        """Make room in the symbol arrays up to code point ``code``."""
+        more = code + 1 - len(self.symbols)
+        if more > 0:
+            self.symbols.extend(repeat(0, more))
+            self.logs.extend(repeat(0.0, more))
+            self.base.extend(repeat(-math.inf, more))
 
     # -- the queue -------------------------------------------------------------
     def requeue(self, pairs) -> None:
@@ -121,7 +146,7 @@ class LikelihoodMerger:
         not rise keeps its entry. Pairs left without occurrences are
         forgotten."""
         counts, version, logs = self.table.pair_count, self.version, self.logs
-        by_symbol, heap = self.by_symbol, self.heap
+        heap = self.heap
         log, push = math.log, heapq.heappush
         log_total, cut = self.log_total + 2 * HEADROOM, self.cut
         floor = self.floor
@@ -137,21 +162,24 @@ class LikelihoodMerger:
             if queued is None:
                 if count < cut:
                     continue
-                index_by_symbol(by_symbol, pair)
-            neg_key = -count * (log(count) + log_total - logs[pair[0]] - logs[pair[1]])
+                self.note(pair)
+            neg_key = -count * (log(count) + log_total - logs[ord(pair[0])] - logs[ord(pair[1])])
             if queued is not None and queued <= neg_key:
                 continue
             version[pair] = neg_key
             push(heap, (neg_key, pair))
             self.untighten(pair)
-        if len(heap) > 2 * len(version) + 20_000:
+        if len(heap) > len(version) + 20_000:
             self.compact()
+        if self.noted > 2 * len(version) + 20_000:
+            self.sweep()
 
     def refresh(self, pair: str) -> None:
         """Queue a queued pair again with its exact gain."""
         count = self.table.pair_count[pair]
         logs = self.logs
-        neg_gain = -count * (math.log(count) + self.log_total - logs[pair[0]] - logs[pair[1]])
+        neg_gain = -count * (math.log(count) + self.log_total - logs[ord(pair[0])]
+                             - logs[ord(pair[1])])
         self.version[pair] = neg_gain
         self.fresh.add(pair)
         heapq.heappush(self.heap, (neg_gain, pair))
@@ -188,11 +216,46 @@ class LikelihoodMerger:
         heapq.heapify(self.heap)
 
     def deactivate(self, pair: str) -> None:
-        """Take ``pair`` out of the queue (its entries become void)."""
+        """Take ``pair`` out of the queue (its entries become void; its
+        place in ``by_symbol`` goes at the next :meth:`queued_with` or
+        :meth:`sweep`)."""
         if self.version.pop(pair, None) is not None:
-            for symbol in pair:
-                self.by_symbol[symbol].discard(pair)
             self.untighten(pair)
+
+    # -- the queued pairs by symbol ----------------------------------------------
+    # Lists, not sets: most symbols hold a few pairs, and an empty set alone
+    # takes several times the room of a short list. A list may hold pairs no
+    # longer queued, and a pair twice: readers keep the queued ones, once.
+    def note(self, pair: str) -> None:
+        """``pair`` has just been queued: list it under its symbols."""
+        by_symbol = self.by_symbol
+        for symbol in pair:
+            found = by_symbol.get(symbol)
+            if found is None:
+                by_symbol[symbol] = [pair]
+            else:
+                found.append(pair)
+        self.noted += 1
+
+    def queued_with(self, symbol: str) -> list[str]:
+        """The queued pairs holding ``symbol`` (its list is pruned to them)."""
+        found = self.by_symbol.get(symbol)
+        if not found:
+            return []
+        version = self.version
+        live = [pair for pair in dict.fromkeys(found) if pair in version]
+        if live:
+            self.by_symbol[symbol] = live
+        else:
+            del self.by_symbol[symbol]
+        return live
+
+    def sweep(self) -> None:
+        """Prune every list of ``by_symbol`` (they would otherwise keep
+        every pair ever queued)."""
+        for symbol in list(self.by_symbol):
+            self.queued_with(symbol)
+        self.noted = 0
 
     def lower_cut(self) -> None:
         """Queue the pairs counted at least a quarter of the current cut."""
@@ -239,32 +302,40 @@ class LikelihoodMerger:
     def merge(self, pair: str, merged: str) -> None:
         """Replace ``pair`` by the symbol ``merged`` everywhere; update counts."""
         table = self.table
-        replaced = table.rewrite(pair, merged, sorted(set(self.where.pop(pair))))
+        found = self.where.pop(pair)
+        replaced = table.rewrite(pair, merged,
+                                 (found,) if type(found) is int else sorted(set(found)))
         del table.pair_count[pair]
         left, right = pair
+        codes = ord(left), ord(right)
+        new = ord(merged)
+        self.grow(new)
         symbols, logs = self.symbols, self.logs
-        symbols[left] -= replaced
-        symbols[right] -= replaced
-        symbols[merged] = symbols.get(merged, 0) + replaced
-        for symbol in (left, right, merged):
-            if symbols[symbol] > 0:
-                logs[symbol] = math.log(symbols[symbol])
+        symbols[codes[0]] -= replaced
+        symbols[codes[1]] -= replaced
+        symbols[new] += replaced
+        for code in (*codes, new):
+            if symbols[code] > 0:
+                logs[code] = math.log(symbols[code])
         self.total -= replaced
         self.log_total = math.log(self.total)
         self.fresh.clear()
         changed = self.unbind((left, right))
         changed.update(table.gained)
         changed.update(table.lost)
-        base, by_symbol = self.base, self.by_symbol
-        for symbol in (left, right):
-            if symbols[symbol] > 0 and base[symbol] - logs[symbol] > HEADROOM:
-                changed.update(by_symbol.get(symbol, ()))
-                base[symbol] = logs[symbol]
-        base[merged] = max(base.get(merged, logs[merged]), logs[merged])
+        base = self.base
+        for symbol, code in zip(pair, codes):
+            if symbols[code] > 0 and base[code] - logs[code] > HEADROOM:
+                changed.update(self.queued_with(symbol))
+                base[code] = logs[code]
+        base[new] = max(base[new], logs[new])
         where = self.where
         for gained, words in table.gained.items():
             found = where.get(gained)
             if found is None:
+                where[gained] = words[0] if len(words) == 1 else words
+            elif type(found) is int:
+                words.append(found)
                 where[gained] = words
             else:
                 found.extend(words)
