@@ -57,21 +57,21 @@ def encode(model, input, output, output_format, extra_options, nbest_size, alpha
     """Encode text lines into pieces or ids (like spm_encode)."""
     if for_tiktoken(model, pattern, special_tokens):
         from subtok.cli import tiktoken_lines
-        tiktoken_lines.reject_options(model, extra_options=extra_options, vocabulary=vocabulary,
+        tiktoken_lines.reject_options(model, vocabulary=vocabulary,
                                       generate_vocabulary=generate_vocabulary)
         return tiktoken_lines.encode_command(model, pattern, special_tokens, output_format,
-                                             input, files, output, num_threads)
+                                             input, files, output, num_threads, extra_options)
     if output_format not in ("piece", "id") + SAMPLING_FORMATS + tuple(PROTO_FORMATS):
         raise EncodeError("unknown output format: %s (choose piece, id, %s, %s)."
                           % (output_format, ", ".join(SAMPLING_FORMATS), ", ".join(PROTO_FORMATS)))
     processor = load_any(model, **bert_settings(model, **bert_flags))
     if not isinstance(processor, SentencePieceProcessor):
-        if extra_options or vocabulary or generate_vocabulary:
-            raise EncodeError("--extra_options, --vocabulary and --generate_vocabulary need a "
+        if vocabulary or generate_vocabulary:
+            raise EncodeError("--vocabulary and --generate_vocabulary need a "
                               "SentencePiece model, not a tokenizer.json.")
         from subtok.cli.tokenizer_lines import encode_lines
         return encode_lines(processor, input_paths(input, files), output, output_format,
-                            add_special_tokens, num_threads, random_seed)
+                            add_special_tokens, num_threads, random_seed, extra_options)
     if vocabulary:
         processor.set_vocabulary(_read_vocabulary(vocabulary, vocabulary_threshold))
     paths = input_paths(input, files)

@@ -19,6 +19,7 @@ from __future__ import annotations
 from subtok.cli.batch import PerLine, map_blocks
 from subtok.cli.streams import open_output, read_blocks, write_blocks
 from subtok.errors import DecodeError, EncodeError
+from subtok.postprocessors.extra_options import ExtraOptions
 from subtok.progress import blocks_with_progress
 from subtok.regularization import line_rng
 from subtok.tokenizer import Tokenizer
@@ -32,7 +33,7 @@ class TokenizerLineEncoder(PerLine):
     """One line of text -> one line of ids or tokens."""
 
     def __init__(self, tokenizer: Tokenizer, output_format: str, add_special_tokens: bool = True,
-                 seed: int | None = None) -> None:
+                 seed: int | None = None, extra: ExtraOptions | None = None) -> None:
         if output_format not in ("piece", "id"):
             raise EncodeError("output format %s is not available for a tokenizer.json "
                               "(choose piece or id)." % output_format)
@@ -43,10 +44,14 @@ class TokenizerLineEncoder(PerLine):
         # output does not depend on how lines are shared among workers.
         self.seed = seed
         self.numbered = seed is not None and getattr(tokenizer.model, "dropout", None) is not None
+        self.extra = extra or None  # --extra_options, if any
 
     def encode_text(self, text: str) -> str:
         encoding = self.tokenizer.encode_fast(text, add_special_tokens=self.add_special_tokens)
-        return " ".join(map(str, encoding.ids)) if self.ids else " ".join(encoding.tokens)
+        ids, tokens = encoding.ids, encoding.tokens
+        if self.extra is not None:
+            ids, tokens = self.extra.apply(ids, tokens)
+        return " ".join(map(str, ids)) if self.ids else " ".join(tokens)
 
     def __call__(self, line: bytes, number: int = 1) -> bytes:
         if self.numbered:
@@ -96,11 +101,14 @@ class TokenizerLineDecoder(PerLine):
 
 
 def encode_lines(tokenizer: Tokenizer, paths: list[str], output: str | None, output_format: str,
-                 add_special_tokens: bool, num_threads: int, seed: int | None) -> None:
+                 add_special_tokens: bool, num_threads: int, seed: int | None,
+                 extra_options: str = "") -> None:
     """``subtok encode`` for a tokenizer.json; stored truncation and
     padding are off (every token of every line is written)."""
+    from subtok.postprocessors import extra_options as extra
     tokenizer.truncation = tokenizer.padding = None
-    encoder = TokenizerLineEncoder(tokenizer, output_format, add_special_tokens, seed)
+    options = extra.for_tokenizer(extra_options, tokenizer, tokenizer.source)
+    encoder = TokenizerLineEncoder(tokenizer, output_format, add_special_tokens, seed, options)
     blocks = blocks_with_progress(read_blocks(paths), paths, "encoding")
     write_blocks(map_blocks(encoder, blocks, num_threads), output)
 
