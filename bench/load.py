@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from _measure import instruction_count
 
 ROOT = Path(__file__).resolve().parents[1]
 INTEROP = ROOT.parent / "shared" / "data" / "interop"
@@ -66,14 +67,7 @@ def one_load(source: str, path: Path) -> tuple[float, float]:
 
 
 def instructions(source: str, path: Path) -> int:
-    out = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no",
-                          "--cachegrind-out-file=/dev/null", sys.executable, "-c", _LOAD,
-                          source, str(path)], capture_output=True, text=True, check=True,
-                         cwd="/").stderr
-    found = re.search(r"I\s+refs:\s+([\d,]+)", out)
-    if found is None:
-        sys.exit("bench: no instruction count in valgrind's output")
-    return int(found.group(1).replace(",", ""))
+    return instruction_count(["-c", _LOAD, source, str(path)], cwd="/")
 
 
 def main() -> None:
