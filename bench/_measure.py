@@ -9,6 +9,7 @@ Linux only (/proc).
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -64,6 +65,18 @@ class Sampler(threading.Thread):
         while not self.done.is_set():
             self.peak_kb = max(self.peak_kb, tree_pss_kb(self.pid))
             self.done.wait(self.interval)
+
+
+def instruction_count(args: list[str], cwd: str | None = None) -> int:
+    """Instructions a ``python ARGS`` process executes (valgrind's
+    cachegrind without cache simulation: repeatable under any load)."""
+    out = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no",
+                          "--cachegrind-out-file=/dev/null", sys.executable, *args],
+                         capture_output=True, text=True, check=True, cwd=cwd).stderr
+    found = re.search(r"I\s+refs:\s+([\d,]+)", out)
+    if found is None:
+        sys.exit("bench: no instruction count in valgrind's output")
+    return int(found.group(1).replace(",", ""))
 
 
 def read_corpus(corpus, count: int = 0):

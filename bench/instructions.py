@@ -19,12 +19,12 @@ another checkout's directory holding ``subtok/`` to compare versions.
 from __future__ import annotations
 
 import argparse
-import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from _measure import instruction_count
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
@@ -44,14 +44,7 @@ for _ in range(int(sys.argv[4])):
 
 
 def instructions(script: Path, source: str, model: Path, corpus: Path, passes: int) -> int:
-    out = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no",
-                          "--cachegrind-out-file=/dev/null", sys.executable, str(script),
-                          source, str(model), str(corpus), str(passes)],
-                         capture_output=True, text=True, check=True).stderr
-    found = re.search(r"I\s+refs:\s+([\d,]+)", out)
-    if found is None:
-        sys.exit("bench: no instruction count in valgrind's output")
-    return int(found.group(1).replace(",", ""))
+    return instruction_count([str(script), source, str(model), str(corpus), str(passes)])
 
 
 def main() -> None:

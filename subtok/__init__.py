@@ -5,6 +5,10 @@ Public API::
     from subtok import SentencePieceProcessor
     sp = SentencePieceProcessor("m.model")
     sp.encode("Hello world", out_type=str)
+
+    from subtok import Tokenizer  # a Hugging Face tokenizer.json
+    tok = Tokenizer.from_file("tokenizer.json")
+    tok.encode("Hello world").ids
 """
 
 __version__ = "0.1.0"
@@ -24,17 +28,21 @@ Processor = SentencePieceProcessor
 
 
 def __getattr__(name: str):
-    """``subtok.train`` is imported on first use: encoding never loads
-    training code."""
+    """``subtok.train`` and ``subtok.Tokenizer`` are imported on first use:
+    encoding never loads training code, and a SentencePiece model never
+    the tokenizer.json pipeline."""
     if name == "train":
         from subtok.training.api import train
         return train
+    if name == "Tokenizer":
+        from subtok.tokenizer import Tokenizer
+        return Tokenizer
     raise AttributeError("module 'subtok' has no attribute %r" % name)
 
 __all__ = [
     "SentencePieceProcessor", "Processor", "EncodedPiece", "ModelData", "load_model", "save_model",
     "SubtokError", "ModelFileError", "NormalizerError", "EncodeError", "DecodeError",
-    "IdOutOfRange", "TrainerError", "train", "__version__",
+    "IdOutOfRange", "TrainerError", "train", "Tokenizer", "__version__",
     # sentencepiece's module-level names
     "SentencePieceTrainer", "SentencePieceNormalizer", "ThreadPool", "set_random_generator_seed",
     "set_min_log_level", "set_nbest_timeout", "set_data_dir", "convert_to_flatbuffer",

@@ -89,8 +89,12 @@ class Tokenizer:
     @classmethod
     def from_str(cls, json_text: str, source: str = "<string>") -> Tokenizer:
         """A tokenizer from the text of a ``tokenizer.json``."""
+        return cls._from_text(json_text, source, False)
+
+    @classmethod
+    def _from_text(cls, json_text: str, source: str, decoded: bool) -> Tokenizer:
         with _collector_paused():
-            return cls(read_parts(parse_json(json_text, source), source), json_text, source)
+            return cls(read_parts(parse_json(json_text, source, decoded), source), json_text, source)
 
     @classmethod
     def from_file(cls, path: str | Path) -> Tokenizer:
@@ -103,7 +107,7 @@ class Tokenizer:
             text = raw.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise ModelFileError("%s: not UTF-8 text (byte %d)." % (path, exc.start)) from None
-        return cls.from_str(text, str(path))
+        return cls._from_text(text, str(path), True)
 
     def __reduce__(self):
         if self._json is None:

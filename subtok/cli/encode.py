@@ -12,6 +12,7 @@ from subtok.cli.options import (PATTERN_HELP, SPECIAL_TOKENS_HELP, Command, bert
 from subtok.cli.streams import check_readable, input_paths, read_blocks, read_lines, write_blocks, write_lines
 from subtok.errors import EncodeError, SubtokError
 from subtok.formats import load_any
+from subtok.postprocessors import extra_options as extra_options_for
 from subtok.processor import SentencePieceProcessor
 from subtok.progress import blocks_with_progress
 from subtok.vocab import PieceType
@@ -113,23 +114,26 @@ def line_encoder(model: str, output_format: str = "piece", extra_options: str = 
     encoder on its workers, so a cluster writes the same bytes."""
     if for_tiktoken(model, pattern, special_tokens):
         from subtok.cli import tiktoken_lines
-        tiktoken_lines.reject_options(model, extra_options=extra_options, vocabulary=vocabulary,
+        tiktoken_lines.reject_options(model, vocabulary=vocabulary,
                                       generate_vocabulary=generate_vocabulary)
-        return tiktoken_lines.TiktokenLineEncoder(
-            tiktoken_lines.load_tiktoken(model, pattern, special_tokens), output_format)
+        encoding = tiktoken_lines.load_tiktoken(model, pattern, special_tokens)
+        extra = extra_options_for.for_tiktoken(extra_options, encoding.special_tokens, model)
+        return tiktoken_lines.TiktokenLineEncoder(encoding, output_format, extra)
     if output_format not in ("piece", "id") + SAMPLING_FORMATS + tuple(PROTO_FORMATS):
         raise EncodeError("unknown output format: %s (choose piece, id, %s, %s)."
                           % (output_format, ", ".join(SAMPLING_FORMATS), ", ".join(PROTO_FORMATS)))
     processor = load_any(model, **bert_settings(model, **bert_flags))
     if not isinstance(processor, SentencePieceProcessor):
-        if extra_options or vocabulary or generate_vocabulary:
-            raise EncodeError("--extra_options, --vocabulary and --generate_vocabulary need a "
+        if vocabulary or generate_vocabulary:
+            raise EncodeError("--vocabulary and --generate_vocabulary need a "
                               "SentencePiece model, not a tokenizer.json.")
         from subtok.cli.tokenizer_lines import TokenizerLineEncoder
         # A corpus encoder writes every token of every line (see
         # subtok.cli.tokenizer_lines): stored truncation and padding are off.
         processor.truncation = processor.padding = None
-        return TokenizerLineEncoder(processor, output_format, add_special_tokens, random_seed)
+        extra = extra_options_for.for_tokenizer(extra_options, processor, processor.source)
+        return TokenizerLineEncoder(processor, output_format, add_special_tokens, random_seed,
+                                    extra)
     if vocabulary:
         processor.set_vocabulary(_read_vocabulary(vocabulary, vocabulary_threshold))
     if generate_vocabulary:

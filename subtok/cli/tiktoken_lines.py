@@ -25,6 +25,7 @@ from subtok.errors import DecodeError, SubtokError
 from subtok.formats.tiktoken import load_tiktoken
 from subtok.models.bytelevel.encoding import Encoding, MemoCache, valid_text
 from subtok.models.bytelevel.model import encode_piece
+from subtok.postprocessors.extra_options import ExtraOptions
 from subtok.pretokenizers.byte_level import bytes_to_text, text_to_bytes
 from subtok.pretokenizers.tiktoken_patterns import OTHER_WHITESPACE
 
@@ -102,8 +103,14 @@ class TiktokenLineEncoder(PerLine):
     words, the output text of each chunk the pattern finds is cached too.
     """
 
-    def __init__(self, encoding: Encoding, output_format: str = "piece") -> None:
+    def __init__(self, encoding: Encoding, output_format: str = "piece",
+                 extra: ExtraOptions | None = None) -> None:
         ids = _check_format(output_format, OUTPUT_FORMATS, "output format")
+        #: --extra_options, if any, applied to each output line's fields
+        #: (no token's text holds a space: ids are digits, pieces GPT-2's
+        #: byte characters or a special token's text).
+        self.extra = extra or None
+        self.id_output = ids
         self.encoding = encoding
         self.findall = encoding.pretokenizer.findall
         self.shortcut = encoding.pretokenizer.space_separable
@@ -212,15 +219,27 @@ class TiktokenLineEncoder(PerLine):
             out.append(self._fast(text[done:]))
         return out
 
+    def _with_options(self, line: str) -> str:
+        """One output line with --extra_options applied."""
+        fields = line.split(" ") if line else []
+        ids, tokens = self.extra.apply(fields, fields)  # type: ignore[union-attr]
+        return " ".join(map(str, ids)) if self.id_output else " ".join(tokens)
+
+    def _lines(self, text: str) -> str:
+        out = "\n".join(self._parts(text))
+        if self.extra is None:
+            return out
+        return "\n".join(map(self._with_options, out.split("\n")))
+
     def __call__(self, line: bytes, number: int = 1) -> bytes:
-        return "\n".join(self._parts(_text(line))).encode("utf-8")
+        return self._lines(_text(line)).encode("utf-8")
 
     def block(self, block: bytes, first_line: int = 1) -> bytes:
         """The whole block at once; a failure (a byte the rank file lacks) is
         located by going over it line by line."""
         text = _text(block)
         try:
-            out = "\n".join(self._parts(text))
+            out = self._lines(text)
         except SubtokError:
             return super().block(block, first_line)
         return (out + "\n").encode("utf-8")

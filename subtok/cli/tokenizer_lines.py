@@ -19,6 +19,7 @@ from __future__ import annotations
 from subtok.cli.batch import PerLine, map_blocks
 from subtok.cli.streams import open_output, read_blocks, write_blocks
 from subtok.errors import DecodeError, EncodeError
+from subtok.postprocessors.extra_options import ExtraOptions
 from subtok.regularization import line_rng
 from subtok.tokenizer import Tokenizer
 
@@ -31,7 +32,7 @@ class TokenizerLineEncoder(PerLine):
     """One line of text -> one line of ids or tokens."""
 
     def __init__(self, tokenizer: Tokenizer, output_format: str, add_special_tokens: bool = True,
-                 seed: int | None = None) -> None:
+                 seed: int | None = None, extra: ExtraOptions | None = None) -> None:
         if output_format not in ("piece", "id"):
             raise EncodeError("output format %s is not available for a tokenizer.json "
                               "(choose piece or id)." % output_format)
@@ -42,10 +43,14 @@ class TokenizerLineEncoder(PerLine):
         # output does not depend on how lines are shared among workers.
         self.seed = seed
         self.numbered = seed is not None and getattr(tokenizer.model, "dropout", None) is not None
+        self.extra = extra or None  # --extra_options, if any
 
     def encode_text(self, text: str) -> str:
         encoding = self.tokenizer.encode_fast(text, add_special_tokens=self.add_special_tokens)
-        return " ".join(map(str, encoding.ids)) if self.ids else " ".join(encoding.tokens)
+        ids, tokens = encoding.ids, encoding.tokens
+        if self.extra is not None:
+            ids, tokens = self.extra.apply(ids, tokens)
+        return " ".join(map(str, ids)) if self.ids else " ".join(tokens)
 
     def __call__(self, line: bytes, number: int = 1) -> bytes:
         if self.numbered:

@@ -12,6 +12,7 @@ that names the file and the place in it.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, NamedTuple
 
 from subtok.errors import ModelFileError
@@ -53,8 +54,9 @@ def serde_f64(text: str) -> float:
     return -value if negative else value
 
 
-def parse_json(text: str, source: str) -> dict:
-    """The top-level object of a ``tokenizer.json``."""
+def parse_json(text: str, source: str, decoded: bool = False) -> dict:
+    """The top-level object of a ``tokenizer.json``; ``decoded``: the text
+    was decoded from UTF-8, so it holds no surrogate itself."""
     try:
         data = json.loads(text, parse_constant=_no_constant, parse_float=serde_f64)
     except json.JSONDecodeError as exc:
@@ -63,14 +65,35 @@ def parse_json(text: str, source: str) -> dict:
         raise ModelFileError("%s: not valid JSON: %s." % (source, exc)) from None
     except RecursionError:
         raise ModelFileError("%s: JSON nested too deeply." % source) from None
-    if "\\ud" in text or "\\uD" in text:  # an escaped surrogate: fine only in a pair
-        try:
-            json.dumps(data, ensure_ascii=False).encode("utf-8")
-        except UnicodeEncodeError:
-            raise ModelFileError("%s: not valid JSON: a \\u escape is a lone surrogate." % source) from None
+    lone = _lone_surrogate(text, not decoded)
+    if lone:
+        raise ModelFileError("%s: not valid JSON: %s is a lone surrogate." % (source, lone))
     if not isinstance(data, dict) or "model" not in data:
         raise ModelFileError("%s: not a tokenizer.json (no JSON object with a \"model\")." % source)
     return data
+
+
+#: Every escape of a JSON text that parsed, taken from the left (each
+#: backslash there starts one): a high surrogate's escape followed by a low
+#: one's (Python's json joins them into one character), or a surrogate's
+#: escape alone (group 1: json keeps it as a lone surrogate), or any other.
+_ESCAPES = re.compile(r"\\(?:u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+                      r"|(u[dD][89a-fA-F][0-9a-fA-F]{2})|.)", re.DOTALL)
+
+
+def _lone_surrogate(text: str, raw: bool) -> str:
+    """What in the text of parsed JSON is a lone surrogate (which
+    serde_json refuses), or "": found in the text, not by walking every
+    string parsed from it. ``raw``: the text itself may hold surrogates
+    (a str from a caller; text decoded from UTF-8 cannot)."""
+    if raw:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return "a character"
+    if "\\ud" not in text and "\\uD" not in text:
+        return ""
+    return "a \\u escape" if any(_ESCAPES.findall(text)) else ""
 
 
 def _no_constant(name: str):

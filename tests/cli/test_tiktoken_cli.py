@@ -84,3 +84,32 @@ def test_cli_pattern_and_special_tokens_flags(tmp_path):
     out = run_subtok("decode", "--model", str(copy), "--pattern", "cl100k", "--input_format=id",
                      "--special_tokens", "<|x|>=100300,<|y|>=100301", input=b"100300 15339\n").stdout
     assert out == b"<|x|>hello\n"
+
+
+def test_cli_extra_options_apply_to_tiktoken_output(corpus_file, oracle, tmp_path):
+    """bos and eos are <|endoftext|> (tiktoken's special token for both),
+    reverse reverses, unk changes nothing (nothing is unknown)."""
+    path, lines = corpus_file
+    end = oracle.encode_single_token("<|endoftext|>")
+    for options in ("bos:eos:reverse", "reverse:bos:unk", "eos"):
+        rows = []
+        for text in lines:
+            ids = oracle.encode_ordinary(text)
+            for option in options.split(":"):
+                ids = ids[::-1] if option == "reverse" else [end] + ids if option == "bos" \
+                    else ids + [end] if option == "eos" else ids
+            rows.append(ids)
+        want = "".join(" ".join(map(str, ids)) + "\n" for ids in rows).encode()
+        for threads in ("1", "2"):
+            got = run_subtok("encode", "--model", str(CL100K_FILE), "--output_format=id",
+                             "--num_threads", threads, "--extra_options=" + options, str(path)).stdout
+            assert got == want, (options, threads)
+        pieces = run_subtok("encode", "--model", str(CL100K_FILE), "--extra_options=" + options,
+                            str(path)).stdout.decode("utf-8").split("\n")[:-1]
+        assert [p.split(" ") if p else [] for p in pieces] == [
+            ["<|endoftext|>" if i == end else bytes_to_text(oracle.decode_single_token_bytes(i))
+             for i in ids] for ids in rows]
+    proc = run_subtok("encode", "--model", str(CL100K_FILE), "--special_tokens", "none",
+                      "--extra_options=eos", input=b"x\n", check=False)
+    assert proc.returncode == 1 and proc.stdout == b""
+    assert proc.stderr.decode().count("\n") == 1 and str(CL100K_FILE) in proc.stderr.decode()

@@ -9,6 +9,7 @@ import shutil
 
 import pytest
 
+from _interop import require
 from conftest import HOSTILE_LINES, MODELS_DIR, run_subtok
 from hf_data import (EXTRA_HOSTILE, INTEROP_DIR, corpus_lines, file_id, oracle, special_strings,
                      tokenizer_files)
@@ -141,7 +142,76 @@ def test_broken_files_fail_in_one_line(case, tmp_path):
 
 def test_options_for_sentencepiece_only_are_refused(tmp_path):
     model = str(INTEROP_DIR / "gpt2.tokenizer.json")
-    for extra in (["--extra_options=bos"], ["--output_format=sample_id"], ["--generate_vocabulary"]):
+    for extra in (["--output_format=sample_id"], ["--generate_vocabulary"]):
         proc = run_subtok("encode", "--model", model, *extra, input=b"x\n", check=False)
         assert proc.returncode != 0 and proc.stdout == b""
         assert proc.stderr.count(b"\n") == 1 and b"Traceback" not in proc.stderr
+
+
+def _oracle_ends(ref) -> tuple[int | None, int | None]:
+    """The BOS and EOS ids as docs/tokenizer-json.md defines them, read
+    off tokenizers: the special tokens its post-processor puts before and
+    after a text, else the first of the known names its vocabulary has."""
+    from subtok.postprocessors.extra_options import BOS_NAMES, EOS_NAMES
+    enc = ref.encode("a", add_special_tokens=True)
+    plain = ref.encode("a", add_special_tokens=False).ids
+    at = next((i for i in range(len(enc.ids)) if enc.ids[i:i + len(plain)] == plain), 0)
+    bos = enc.ids[0] if at > 0 else None
+    eos = enc.ids[-1] if at + len(plain) < len(enc.ids) else None
+    names = lambda names: next((ref.token_to_id(n) for n in names if ref.token_to_id(n) is not None), None)
+    return (bos if bos is not None else names(BOS_NAMES)), (eos if eos is not None else names(EOS_NAMES))
+
+
+@pytest.mark.parametrize("name", ["bert_base_uncased", "llama2_chat", "gpt2"])
+def test_extra_options_apply_to_tokenizers_output(name, tmp_path):
+    """bos, eos, reverse, unk in the order given, on what tokenizers gives
+    (with and without the post-processor's tokens): BERT's ends come from
+    its template, Llama 2's BOS from its template and EOS by name, GPT-2's
+    both by name."""
+    path = require(INTEROP_DIR / ("%s.tokenizer.json" % name))
+    ref = oracle(path)
+    bos, eos = _oracle_ends(ref)
+    assert bos is not None and eos is not None
+    texts = [t for t in corpus_lines(3, seed=5) if "\n" not in t][:12] + [""]
+    source = tmp_path / "in.txt"
+    source.write_bytes("".join(t + "\n" for t in texts).encode("utf-8", "surrogatepass"))
+    cases = [("bos:eos:reverse", True), ("reverse:bos:unk", False), ("eos:eos", True)]
+    for options, special in cases:
+        want_rows = []
+        for text in texts:
+            enc = ref.encode(text, add_special_tokens=special)
+            ids, tokens = list(enc.ids), list(enc.tokens)
+            for option in options.split(":"):
+                if option == "reverse":
+                    ids, tokens = ids[::-1], tokens[::-1]
+                elif option == "bos":
+                    ids, tokens = [bos] + ids, [ref.id_to_token(bos)] + tokens
+                elif option == "eos":
+                    ids, tokens = ids + [eos], tokens + [ref.id_to_token(eos)]
+            want_rows.append((" ".join(map(str, ids)), " ".join(tokens)))
+        flags = ["--extra_options=" + options] + ([] if special else ["--no-add_special_tokens"])
+        got_ids = run_subtok("encode", "--model", str(path), "--output_format=id", *flags,
+                             str(source)).stdout.decode("utf-8")
+        assert got_ids.split("\n")[:-1] == [row[0] for row in want_rows], options
+        got_pieces = run_subtok("encode", "--model", str(path), "--num_threads=2", *flags,
+                                str(source)).stdout.decode("utf-8")
+        assert got_pieces.split("\n")[:-1] == [row[1] for row in want_rows], options
+
+
+def test_extra_options_without_a_bos_token_fail_in_one_line():
+    """t5 has an EOS (its template's </s>) and no BOS."""
+    path = require(INTEROP_DIR / "t5_small.tokenizer.json")
+    ref = oracle(path)
+    assert ref.token_to_id("</s>") is not None and _oracle_ends(ref)[0] is None
+    proc = run_subtok("encode", "--model", str(path), "--extra_options=eos", input=b"x\n")
+    assert proc.stdout.split() == [ref.id_to_token(i).encode() for i in ref.encode("x").ids] + [b"</s>"]
+    for options in ("bos", "eos:bos", "bos:nonsense", "nonsense"):
+        proc = run_subtok("encode", "--model", str(path), "--extra_options=" + options,
+                          input=b"x\n", check=False)
+        assert proc.returncode == 1 and proc.stdout == b"" and b"Traceback" not in proc.stderr
+        lines = proc.stderr.decode().splitlines()
+        assert len(lines) == 1, proc.stderr
+        if "nonsense" in options:
+            assert lines[0].endswith('option "nonsense" is not available.')
+        else:
+            assert str(path) in lines[0] and "BOS" in lines[0]

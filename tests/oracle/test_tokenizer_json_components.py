@@ -315,7 +315,7 @@ def test_stored_truncation_and_padding(truncation, padding):
 
 @pytest.mark.parametrize("name", ["llama2_chat", "gpt2", "olmo2_dolma2_cl100k", "kogpt2_base_v2"])
 def test_cut_words_merge_as_whole_words(name):
-    """Cutting words at safe places (MergeBPE._safe_cuts, _inner_parts)
+    """Cutting words at safe places (MergeBPE._cutter, _inner_parts)
     gives what merging the whole word gives."""
     import pickle
 

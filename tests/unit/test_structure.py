@@ -115,6 +115,20 @@ def test_import_subtok_loads_no_training_code():
     assert out.stdout.strip() == "[]"
 
 
+def test_subtok_tokenizer_is_the_tokenizer_json_class_imported_on_first_use():
+    """``from subtok import Tokenizer`` gives the tokenizer.json class;
+    ``import subtok`` alone does not import it (nor its pipeline)."""
+    code = ("import sys, subtok\n"
+            "before = sorted(m for m in sys.modules if m.startswith('subtok.'))\n"
+            "from subtok import Tokenizer\n"
+            "import subtok.tokenizer\n"
+            "print(Tokenizer is subtok.tokenizer.Tokenizer is subtok.Tokenizer, "
+            "'Tokenizer' in subtok.__all__, 'subtok.tokenizer' in before, "
+            "any(m.endswith('.hf') for m in before))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "True", "False", "False"]
+
+
 @pytest.mark.parametrize("output_format", ["id", "sample_piece"])
 def test_an_encode_through_the_cli_loads_no_training_code(tmp_path, output_format):
     """A whole ``subtok encode`` (flags, model, the worker-ready line

@@ -30,11 +30,13 @@ from __future__ import annotations
 
 import heapq
 import operator
-from collections.abc import Callable
-from itertools import chain
 import random
 import re
+from collections.abc import Callable, Sequence
+from functools import cached_property
+from itertools import chain
 from operator import itemgetter
+from typing import NamedTuple
 
 import regex
 
@@ -43,6 +45,22 @@ from subtok.formats.json_fields import U32, field
 from subtok.models.tokens import VocabModel, WordTokens
 
 Pair = tuple[int, int]
+
+
+class MergeList(NamedTuple):
+    """Merges as columns (what a file's 100k merges are read into in C
+    loops, without a tuple per merge): the left and right tokens, and each
+    merge's two strings joined (``left + right``)."""
+
+    lefts: list[str]
+    rights: list[str]
+    joined: list[str]
+
+    @classmethod
+    def of_pairs(cls, pairs: Sequence[tuple[str, str]]) -> MergeList:
+        lefts = list(map(itemgetter(0), pairs))
+        rights = list(map(itemgetter(1), pairs))
+        return cls(lefts, rights, list(map(operator.add, lefts, rights)))
 
 #: Words of at most this many symbols are merged by rescanning their
 #: pair ranks (C-level min and index; cheaper in Python than a queue);
@@ -60,7 +78,7 @@ _WORD_MARKS = ("\u2581", "\u0120", " ")
 class MergeBPE(VocabModel):
     """A ``tokenizer.json`` BPE model."""
 
-    def __init__(self, vocab: dict[str, int], merges: list[tuple[str, str]], *,
+    def __init__(self, vocab: dict[str, int], merges: Sequence[tuple[str, str]] | MergeList, *,
                  unk_token: str | None = None, continuing_subword_prefix: str | None = None,
                  end_of_word_suffix: str | None = None, fuse_unk: bool = False,
                  byte_fallback: bool = False, ignore_merges: bool = False,
@@ -76,17 +94,28 @@ class MergeBPE(VocabModel):
         self.ignore_merges = ignore_merges
         self.dropout = dropout or None
         self.rng = random.Random(seed)
+        if not isinstance(merges, MergeList):
+            merges = MergeList.of_pairs(merges)
         self.merges = self._merge_table(merges, where)
         self._byte_ids = [vocab.get("<0x%02X>" % b) for b in range(256)]
-        self._cuttable = False
-        self._singles: frozenset[str] = frozenset()
-        #: str -> its parts between safe cuts (see _safe_cuts), or None
-        self._cutter = self._safe_cuts()
         #: (pattern, left neighbours) for cuts inside words, made on first need
         self._inner: tuple[regex.Pattern, dict[str, set[str]]] | None = None
 
-    def _safe_cuts(self) -> Callable[[str], list[str]] | None:
-        """Where a long word can be cut into parts merged alone, or None.
+    # Where words may be cut is worked out on first need (a cached property
+    # stores its value in the instance, so later reads are plain attribute
+    # reads): a load does not pay for what encoding may never use.
+    @cached_property
+    def _cuttable(self) -> bool:
+        """Whether words may be cut at all (see :meth:`_cutter`)."""
+        if self.prefix or self.suffix or self.ignore_merges or self.dropout is not None:
+            return False
+        byte_ids = {i for i in self._byte_ids if i is not None}
+        return not (byte_ids and any(a in byte_ids or b in byte_ids for a, b in self.merges))
+
+    @cached_property
+    def _cutter(self) -> Callable[[str], list[str]] | None:
+        """str -> its parts between safe cuts: where a long word can be cut
+        into parts merged alone, or None.
 
         A cut between characters ``x`` and ``y`` is safe when no vocabulary
         token contains ``xy``: no merge can then make a symbol across it
@@ -99,15 +128,10 @@ class MergeBPE(VocabModel):
         tokens. Cuts are looked for before a word mark ("▁", "Ġ", " "): a
         SentencePiece-style model (llama2) sees whole lines as one word.
         """
-        if self.prefix or self.suffix or self.ignore_merges or self.dropout is not None:
+        if not self._cuttable:
             return None
-        byte_ids = {i for i in self._byte_ids if i is not None}
-        if byte_ids and any(a in byte_ids or b in byte_ids for a, b in self.merges):
-            return None
-        self._cuttable = True
-        self._singles = frozenset(token for token in self.vocab if len(token) == 1)
         for mark in _WORD_MARKS:
-            if mark not in self._singles:
+            if mark not in self.vocab:
                 continue
             before = {token[i - 1] for token in self.vocab if mark in token[1:]
                       for i in range(1, len(token)) if token[i] == mark}
@@ -122,11 +146,12 @@ class MergeBPE(VocabModel):
         """A word cut at its safe places: before a mark that follows a
         character no token joins to it, when that character is a token."""
         parts = self._cutter(word)  # type: ignore[misc]
-        if len(parts) == 1 or self._singles.issuperset(word):
+        vocab = self.vocab
+        if len(parts) == 1 or all(map(vocab.__contains__, word)):
             return parts
         out = [parts[0]]
         for part in parts[1:]:  # an unknown character before the cut: glue back
-            if out[-1][-1] in self._singles:
+            if out[-1][-1] in vocab:
                 out.append(part)
             else:
                 out[-1] += part
@@ -135,14 +160,14 @@ class MergeBPE(VocabModel):
     def _inner_parts(self, word: str) -> list[str]:
         """A word cut before each non-alphanumeric character (punctuation,
         word marks) that no token joins to the character before it (the
-        same safety as :meth:`_safe_cuts`): "▁said," merges as "▁said" and
+        same safety as :attr:`_cutter`): "▁said," merges as "▁said" and
         "," do, and the cache already knows "▁said"."""
         if self._inner is None:
             self._inner = self._inner_cut_table()
         pattern, left = self._inner
-        singles = self._singles
+        vocab = self.vocab  # holding a character: holding it as a one-character token
         cuts = [i for i in (m.start() for m in pattern.finditer(word, 1))
-                if word[i - 1] not in left[word[i]] and word[i - 1] in singles]
+                if word[i - 1] not in left[word[i]] and word[i - 1] in vocab]
         if not cuts:
             return [word]
         return [word[a:b] for a, b in zip([0] + cuts, cuts + [len(word)])]
@@ -150,7 +175,7 @@ class MergeBPE(VocabModel):
     def _inner_cut_table(self) -> tuple[regex.Pattern, dict[str, set[str]]]:
         """The non-alphanumeric one-character tokens, and for each the
         characters that precede it inside some token."""
-        left: dict[str, set[str]] = {c: set() for c in self._singles if not c.isalnum()}
+        left: dict[str, set[str]] = {c: set() for c in self.vocab if len(c) == 1 and not c.isalnum()}
         for token in self.vocab:
             for before, char in zip(token, token[1:]):
                 if char in left:
@@ -158,20 +183,17 @@ class MergeBPE(VocabModel):
         chars = "".join(map(regex.escape, sorted(left)))
         return regex.compile("[%s]" % chars if chars else "(?!)"), left
 
-    def _merge_table(self, merges: list[tuple[str, str]], where: str) -> dict[Pair, tuple[int, int]]:
+    def _merge_table(self, merges: MergeList, where: str) -> dict[Pair, tuple[int, int]]:
         """(left id, right id) -> (rank, merged id). The merged token is the
         left one followed by the right one less the prefix's length in
         bytes (``BpeBuilder::build``); a pair listed twice keeps its last
         rank. Built column by column (C loops: 100k merges)."""
         get = self.vocab.get
-        lefts = list(map(itemgetter(0), merges))
-        rights = list(map(itemgetter(1), merges))
+        lefts, rights, merged = merges
         cut = len(self.prefix.encode("utf-8")) if self.prefix else 0
         if cut:
             rights_cut = [r.encode("utf-8")[cut:].decode("utf-8", "replace") for r in rights]
             merged = list(map(operator.add, lefts, rights_cut))
-        else:
-            merged = list(map(operator.add, lefts, rights))
         columns = [list(map(get, tokens)) for tokens in (lefts, rights, merged)]
         for tokens, ids in zip((lefts, rights, merged), columns):
             if None in ids:
@@ -179,7 +201,7 @@ class MergeBPE(VocabModel):
                 raise ModelFileError("%s: merge %d (%r %r) names %r, which is not in the "
                                      "vocabulary." % (where, rank + 1, lefts[rank], rights[rank],
                                                       tokens[rank]))
-        return dict(zip(zip(columns[0], columns[1]), zip(range(len(merges)), columns[2])))
+        return dict(zip(zip(columns[0], columns[1]), zip(range(len(lefts)), columns[2])))
 
     @classmethod
     def from_json(cls, spec: dict, where: str = "", seed: int | None = None) -> MergeBPE:
@@ -196,7 +218,7 @@ class MergeBPE(VocabModel):
     def encode_word(self, word: str) -> WordTokens:
         if self.dropout is not None:
             return self.segment(word)
-        if self._cutter is None or len(word) <= _CUT_ABOVE:
+        if len(word) <= _CUT_ABOVE or self._cutter is None:
             return super().encode_word(word)
         parts = self._split(word)
         if len(parts) == 1:
@@ -204,7 +226,7 @@ class MergeBPE(VocabModel):
         return _joined(word, super().encode_words(parts), parts)
 
     def _parts(self, words: list[str]) -> list[str]:
-        """The words, long ones cut at safe places (see :meth:`_safe_cuts`)."""
+        """The words, long ones cut at safe places (see :attr:`_cutter`)."""
         split = self._split
         return [part for word in words
                 for part in (split(word) if len(word) > _CUT_ABOVE else (word,))]
@@ -214,7 +236,7 @@ class MergeBPE(VocabModel):
         (their concatenation is the word's)."""
         if self.dropout is not None:
             return list(map(self.segment, words))
-        if self._cutter is not None and words and max(map(len, words)) > _CUT_ABOVE:
+        if words and max(map(len, words)) > _CUT_ABOVE and self._cutter is not None:
             words = self._parts(words)
         return super().encode_words(words)
 
@@ -411,6 +433,9 @@ def _spans(word: str, lengths: list[int], in_bytes: bool) -> tuple[tuple[int, in
 def vocab_field(spec: dict, where: str) -> dict[str, int]:
     """A ``{token: id}`` vocabulary (checked in C loops: 100k entries)."""
     vocab = field(spec, "vocab", dict, where)
+    ids = list(vocab.values())
+    if ids == list(range(len(ids))) and set(map(type, ids)) <= {int}:
+        return vocab  # ids 0, 1, ... in file order, as tokenizers writes them: all good
     if vocab and (not set(map(type, vocab.values())) <= {int} or min(vocab.values()) < 0):
         token = next(t for t, i in vocab.items() if type(i) is not int or i < 0)
         raise ModelFileError("%s: vocabulary id of %r must be a non-negative integer, not %r."
@@ -431,26 +456,40 @@ def vocab_field(spec: dict, where: str) -> dict[str, int]:
     return vocab
 
 
-#: One legacy merge per line: two parts around exactly one space.
-_MERGE_LINE = re.compile(r"^([^ \n]*) ([^ \n]*)$", re.MULTILINE)
+#: A line without a space, in merges joined by newlines (and framed by two).
+_SPACELESS_LINE = re.compile("\n[^ \n]*\n")
 
 
-def merges_field(spec: dict, where: str) -> list[tuple[str, str]]:
+def _string_merges(merges: list) -> MergeList | None:
+    """Merges that are all "a b" strings, split in C loops, or None
+    (another form, or a string that is not two parts around one space)."""
+    try:
+        text = "\n".join(merges)
+    except TypeError:  # not all strings
+        return None
+    # No merge holds a newline, each holds a space, and there are as many
+    # spaces as merges: one line per merge, one space per line.
+    if (text.count("\n") != len(merges) - 1 or text.count(" ") != len(merges)
+            or _SPACELESS_LINE.search("\n%s\n" % text)):
+        return None
+    parts = text.replace(" ", "\n").split("\n")  # left, right, left, ...
+    return MergeList(parts[0::2], parts[1::2], text.replace(" ", "").split("\n"))
+
+
+def merges_field(spec: dict, where: str) -> MergeList:
     """Merges as ``["a b", ...]`` (tokenizers 0.19) or ``[["a", "b"], ...]``
     (0.20 on); a string must split on one space into exactly two parts.
     Checked and split in C loops where possible (100k merges)."""
     merges = field(spec, "merges", list, where)
+    if merges and type(merges[0]) is str:
+        found = _string_merges(merges)
+        if found is not None:
+            return found
     kinds = set(map(type, merges))
-    if kinds <= {str}:
-        joined = "\n".join(merges)
-        if joined.count("\n") == len(merges) - 1:  # no merge holds a newline
-            pairs = _MERGE_LINE.findall(joined)
-            if len(pairs) == len(merges):
-                return pairs
-    elif kinds <= {list} and set(map(len, merges)) <= {2}:
+    if kinds <= {list} and set(map(len, merges)) <= {2}:
         if (set(map(type, map(itemgetter(0), merges))) <= {str}
                 and set(map(type, map(itemgetter(1), merges))) <= {str}):
-            return list(map(tuple, merges))
+            return MergeList.of_pairs(merges)
     if str in kinds and list in kinds:  # serde's MergeType takes one form for the whole list
         raise ModelFileError("%s: merges must be all \"a b\" strings or all [\"a\", \"b\"] pairs, "
                              "not both." % where)
@@ -461,4 +500,4 @@ def merges_field(spec: dict, where: str) -> list[tuple[str, str]]:
             raise ModelFileError("%s: merge %d must be \"a b\" or [\"a\", \"b\"], not %r."
                                  % (where, rank + 1, merge))
         out.append((parts[0], parts[1]))
-    return out
+    return MergeList.of_pairs(out)

@@ -1,0 +1,116 @@
+"""spm_encode's ``--extra_options`` (``bos``, ``eos``, ``reverse``, ``unk``)
+for models that are not SentencePiece ones: a ``tokenizer.json``
+(:class:`~subtok.tokenizer.Tokenizer`) or a tiktoken rank file.
+
+The options apply in the order given to each line's token list, after
+the model (and the post-processor, if ``--add_special_tokens``), as
+``ApplyExtraOptions`` applies them in spm_encode:
+
+* ``reverse``: the ids (and tokens) in reverse order;
+* ``bos`` / ``eos``: the model's BOS / EOS token put first / last. These
+  files have no ``bos_id``; the BOS token is the first special token the
+  post-processor puts before a single sequence (``[CLS]`` of BERT's
+  template, ``<s>`` of Llama 2's or RoBERTa's) and the EOS token the last
+  one it puts after it (``[SEP]``, ``</s>``). Where the post-processor adds
+  none, the first token of :data:`BOS_NAMES` / :data:`EOS_NAMES` that the
+  model has (as ``transformers`` names them: GPT-2's and tiktoken's
+  ``<|endoftext|>`` is both). A model with neither is an error naming
+  the file;
+* ``unk`` (``unk_piece``): accepted, and changes nothing: the token string
+  of an unknown is already the unknown token (``[UNK]``), where
+  SentencePiece shows the unknown text unless ``unk`` is given; a byte-level
+  model (tiktoken) has no unknowns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from subtok.errors import EncodeError
+
+#: The options spm_encode knows (``ParseExtraOptions``).
+EXTRA_OPTIONS = ("bos", "eos", "reverse", "unk", "unk_piece")
+#: Special tokens that start a text, most specific first.
+BOS_NAMES = ("<s>", "<|begin_of_text|>", "<|startoftext|>", "<bos>", "<|endoftext|>")
+#: Special tokens that end one.
+EOS_NAMES = ("</s>", "<|end_of_text|>", "<|endoftext|>", "<eos>")
+
+Token = tuple[str, int]  # (token string, id)
+
+
+def parse_options(text: str) -> list[str]:
+    """The ":"-separated options, empty ones dropped (as spm does)."""
+    options = [o for o in text.split(":") if o] if text else []
+    for option in options:
+        if option not in EXTRA_OPTIONS:
+            raise EncodeError('option "%s" is not available.' % option)
+    return options
+
+
+def template_ends(post_processor) -> tuple[Token | None, Token | None]:
+    """(first special token before, last special token after) a single
+    sequence in what ``post_processor`` makes of it, or None for each."""
+    if post_processor is None:
+        return None, None
+    from subtok.encoding import Encoding
+    probe = Encoding([-1], ["\0"], [(0, 0)], [0], [0])
+    final = Encoding.merge(post_processor.process([probe], True))
+    if -1 not in final.ids:
+        return None, None
+    at = final.ids.index(-1)
+    pairs = list(zip(final.tokens, final.ids))
+    return (pairs[0] if at > 0 else None), (pairs[-1] if at < len(pairs) - 1 else None)
+
+
+def named_token(names: tuple[str, ...], token_to_id: Callable[[str], int | None]) -> Token | None:
+    """The first of ``names`` the model has, with its id."""
+    for name in names:
+        found = token_to_id(name)
+        if found is not None:
+            return name, found
+    return None
+
+
+class ExtraOptions:
+    """The options, with the BOS and EOS tokens they need."""
+
+    def __init__(self, text: str, bos: Token | None, eos: Token | None, source: str) -> None:
+        self.options = parse_options(text)
+        for option, token in (("bos", bos), ("eos", eos)):
+            if option in self.options and token is None:
+                raise EncodeError("%s: --extra_options %s: the model has no %s token (none "
+                                  "added by a post-processor, none of %s)."
+                                  % (source, option, option.upper(),
+                                     ", ".join(BOS_NAMES if option == "bos" else EOS_NAMES)))
+        self.bos, self.eos = bos, eos
+
+    def __bool__(self) -> bool:
+        return bool(self.options)
+
+    def apply(self, ids: list, tokens: list) -> tuple[list, list]:
+        """The options applied in order to a line's ids and tokens."""
+        for option in self.options:
+            if option == "reverse":
+                ids, tokens = ids[::-1], tokens[::-1]
+            elif option == "bos":
+                ids, tokens = [self.bos[1]] + ids, [self.bos[0]] + tokens  # type: ignore[index]
+            elif option == "eos":
+                ids, tokens = ids + [self.eos[1]], tokens + [self.eos[0]]  # type: ignore[index]
+        return ids, tokens
+
+
+def for_tokenizer(text: str, tokenizer, source: str) -> ExtraOptions:
+    """The options for a :class:`~subtok.tokenizer.Tokenizer`."""
+    bos, eos = template_ends(tokenizer.post_processor) if text else (None, None)
+    if text and bos is None:
+        bos = named_token(BOS_NAMES, tokenizer.token_to_id)
+    if text and eos is None:
+        eos = named_token(EOS_NAMES, tokenizer.token_to_id)
+    return ExtraOptions(text, bos, eos, source)
+
+
+def for_tiktoken(text: str, special_tokens: dict[str, int], source: str) -> ExtraOptions:
+    """The options for a tiktoken encoding: its special tokens name the
+    BOS and EOS tokens."""
+    return ExtraOptions(text, named_token(BOS_NAMES, special_tokens.get),
+                        named_token(EOS_NAMES, special_tokens.get), source)
