@@ -53,6 +53,7 @@ from operator import itemgetter
 
 from subtok.errors import TrainerError
 from subtok.float32 import f32
+from subtok.normalizers.charsmap import load_rules
 from subtok.normalizers.sentencepiece import Normalizer
 from subtok.parallel import chunks, ordered_map, run_in_child, worker_count
 from subtok.progress import input_size
@@ -400,9 +401,15 @@ def select(sentences: Iterable[tuple[str, int]], options: TrainerOptions) -> lis
 
 
 def make_normalizer(options: TrainerOptions) -> Normalizer:
-    """The normalizer the model will use, minus the user-defined matcher (``Normalizer::SetPrefixMatcher``)."""
-    _, rules = options.rules()
-    return Normalizer(rules, add_dummy_prefix=options.add_dummy_prefix,
+    """The normalizer the model will use, minus the user-defined matcher (``Normalizer::SetPrefixMatcher``).
+
+    Its rules are read from the compiled blob the model stores
+    (:func:`~subtok.normalizers.charsmap.load_rules`, as a loaded model
+    reads them), not decoded into a dict of every rule: decoding a built-in
+    table was most of training's start-up (docs/performance.md).
+    """
+    _, blob = options.charsmap()
+    return Normalizer(load_rules(blob), add_dummy_prefix=options.add_dummy_prefix,
                       remove_extra_whitespaces=options.remove_extra_whitespaces,
                       escape_whitespaces=True,
                       treat_whitespace_as_suffix=options.treat_whitespace_as_suffix)

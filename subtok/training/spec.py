@@ -360,10 +360,11 @@ class TrainerOptions:
     def rules(self) -> tuple[str, dict[str, str]]:
         """(normalizer name, rule dict) for training-time normalization."""
         from subtok.normalizers.charsmap import decode_charsmap
-        name, blob = self._charsmap()
+        name, blob = self.charsmap()
         return name, (decode_charsmap(blob) if blob else {})
 
-    def _charsmap(self) -> tuple[str, bytes]:
+    def charsmap(self) -> tuple[str, bytes]:
+        """(normalizer name, precompiled_charsmap blob; b"" for identity)."""
         if self.normalization_rule_tsv:
             return "user_defined", _compiled_tsv(self.normalization_rule_tsv,
                                                  "normalization_rule_tsv")
@@ -376,7 +377,7 @@ class TrainerOptions:
 
     def to_normalizer_spec(self) -> dict[str, Any]:
         """NormalizerSpec fields as spm_train stores them (name and blob filled in)."""
-        name, blob = self._charsmap()
+        name, blob = self.charsmap()
         return {
             "name": name,
             "precompiled_charsmap": blob,
