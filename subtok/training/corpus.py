@@ -475,8 +475,16 @@ def _count_units(texts: list[str], chunk: list[tuple[str, int]], units: tuple):
     # split_into_words without building the words: count the parts between
     # "▁"s and put "▁" back on the distinct ones only.
     inner: Counter = Counter()  # parts that get a "▁" (before in prefix mode, after in suffix mode)
+    # Sentences of count 1 that start (prefix mode) or end (suffix mode)
+    # with "▁", as the dummy prefix makes them, have no bare part: joined,
+    # they split into exactly their parts (and one "" at the joined text's
+    # start or end), counted in one call instead of one per sentence.
+    batch = []
     for text, (_, freq) in zip(texts, chunk):
         if not text:
+            continue
+        if freq == 1 and (text[-1] if suffix else text[0]) == SPACE:
+            batch.append(text)
             continue
         parts = text.split(SPACE)
         bare = parts.pop() if suffix else parts.pop(0)  # the part without "▁"
@@ -487,6 +495,9 @@ def _count_units(texts: list[str], chunk: list[tuple[str, int]], units: tuple):
         else:
             for part in parts:
                 inner[part] += freq
+    if batch:
+        parts = "".join(batch).split(SPACE)
+        inner.update(parts[:-1] if suffix else parts[1:])
     for part, count in inner.items():
         out[part + SPACE if suffix else SPACE + part] += count
     return out
@@ -704,12 +715,15 @@ def mask_units(units: Counter, alphabet: dict[str, int], counts: Iterable[str]) 
     (count desc, unit asc)."""
     table, pattern = _mask_table(alphabet, counts)
     search = pattern.search
-    out: Counter = Counter()
-    for unit, count in units.items():
-        if search(unit):
-            out[unit.translate(table)] += count
-        else:
-            out[unit] += count
+    masked = [unit for unit in units if search(unit)]  # usually a few: rare characters
+    if not masked:
+        return sorted_by_count(units)
+    out = dict(units)
+    # All masked units leave first: a masked string can then never be
+    # mistaken for a unit that still has to be masked.
+    moved = [(unit.translate(table), out.pop(unit)) for unit in masked]
+    for unit, count in moved:
+        out[unit] = out.get(unit, 0) + count
     return sorted_by_count(out)
 
 
