@@ -455,6 +455,10 @@ class _Pass:
     total: int                         # number of sentences
 
 
+#: Characters of count-1 sentences whose words :func:`_count_units` counts in one call.
+_COUNT_BATCH_CHARS = 65536
+
+
 def _count_units(texts: list[str], chunk: list[tuple[str, int]], units: tuple):
     """Distinct units of the normalized ``texts`` with their weighted counts
     (for ``("followed", ...)`` see :func:`count_followed`)."""
@@ -478,13 +482,22 @@ def _count_units(texts: list[str], chunk: list[tuple[str, int]], units: tuple):
     # Sentences of count 1 that start (prefix mode) or end (suffix mode)
     # with "▁", as the dummy prefix makes them, have no bare part: joined,
     # they split into exactly their parts (and one "" at the joined text's
-    # start or end), counted in one call instead of one per sentence.
-    batch = []
+    # start or end), counted in one call per batch instead of one per
+    # sentence. Batches stay small so that the joined text and its parts
+    # add little to a worker's peak memory.
+    batch: list[str] = []
+    batched = 0
     for text, (_, freq) in zip(texts, chunk):
         if not text:
             continue
         if freq == 1 and (text[-1] if suffix else text[0]) == SPACE:
             batch.append(text)
+            batched += len(text)
+            if batched >= _COUNT_BATCH_CHARS:
+                parts = "".join(batch).split(SPACE)
+                inner.update(parts[:-1] if suffix else parts[1:])
+                batch.clear()
+                batched = 0
             continue
         parts = text.split(SPACE)
         bare = parts.pop() if suffix else parts.pop(0)  # the part without "▁"
