@@ -116,12 +116,12 @@ def measured(cmd: list[str], name: str) -> tuple[float, float]:
     return measured_with_cpu(cmd, name)[:2]
 
 
-def measured_with_cpu(cmd: list[str], name: str) -> tuple[float, float, float]:
+def measured_with_cpu(cmd: list[str], name: str, cwd: str | None = None) -> tuple[float, float, float]:
     """:func:`measured`, and the CPU time (s, user + system) of ``cmd`` and
     the descendants it waited for: on a loaded machine it varies much less
-    than the wall time."""
+    than the wall time. ``cwd``: the directory to run ``cmd`` in."""
     start = time.perf_counter()
-    process = subprocess.Popen(cmd)
+    process = subprocess.Popen(cmd, cwd=cwd)
     sampler = Sampler(process.pid)
     sampler.start()
     # wait4 gives this child's own ru_maxrss (its largest descendant's, too,

@@ -5,9 +5,11 @@ vocab_size 32000, for each model type (unigram, BPE):
   * sentencepiece 0.2.3 (``SentencePieceTrainer.train(..., num_threads=N)``
     in a child Python process);
   * subtok (``python -m subtok train ... --num_threads N``, the real CLI);
-each with its wall time and peak memory, and prints the ratios against the
-issue's targets (unigram <= 3x spm's time, BPE <= 5x, peak memory <= spm's)
-and whether the two vocabularies are the same.
+each with its wall time, CPU time (user + system of the process and the
+workers it waited for, which a loaded machine disturbs less than the wall
+time) and peak memory, and prints the ratios against issue 19's targets
+(BPE <= 3x sentencepiece's time, unigram <= 2x, unigram peak memory <=
+half of sentencepiece's) and whether the two vocabularies are the same.
 
 Memory: subtok's worker processes count. Every child is sampled every
 50 ms; the sample is the sum of the proportional set size (Pss, from
@@ -17,6 +19,11 @@ largest sample, or the largest single-process ru_maxrss if that is larger
 (a lower bound the sampler cannot miss).
 
     python bench/train.py [--lines N] [--types unigram,bpe] [--threads N] [--vocab_size V]
+                          [--source DIR ...]
+
+``--source`` runs ``python -m subtok`` in each given checkout (a directory
+holding ``subtok/``) after sentencepiece, so that versions compare in one
+run (default: this checkout).
 """
 
 from __future__ import annotations
@@ -27,13 +34,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _measure import measured
+from _measure import measured_with_cpu
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
 CORPUS = DATA / "corpora" / "gutenberg_en.txt"
 VOCAB_SIZE = 32000
-TARGETS = {"unigram": 3.0, "bpe": 5.0}
+TARGETS = {"unigram": 2.0, "bpe": 3.0}
+MEMORY_TARGETS = {"unigram": 0.5, "bpe": 1.0}
 
 SPM_CODE = """
 import sys, sentencepiece as spm
@@ -63,6 +71,7 @@ def main() -> None:
     parser.add_argument("--types", default="unigram,bpe")
     parser.add_argument("--threads", type=int, default=2, help="num_threads for both (default 2)")
     parser.add_argument("--vocab_size", type=int, default=VOCAB_SIZE)
+    parser.add_argument("--source", action="append", help="checkout to run subtok from (repeatable)")
     args = parser.parse_args()
     if not CORPUS.exists():
         sys.exit("bench: %s not found" % CORPUS)
@@ -85,21 +94,23 @@ def main() -> None:
               "sampled every 50 ms), at least the largest ru_maxrss")
         for kind in args.types.split(","):
             ref_prefix, our_prefix = tmp / ("spm_" + kind), tmp / ("subtok_" + kind)
-            ref_time, ref_mem = measured(
+            ref_time, ref_mem, ref_cpu = measured_with_cpu(
                 [sys.executable, "-c", SPM_CODE, str(corpus), str(ref_prefix), kind,
                  str(args.vocab_size), str(args.threads)], "sentencepiece " + kind)
-            our_time, our_mem = measured(
-                [sys.executable, "-m", "subtok", "train", "--input", str(corpus),
-                 "--model_prefix", str(our_prefix), "--model_type", kind,
-                 "--vocab_size", str(args.vocab_size), "--num_threads", str(args.threads),
-                 "--minloglevel", "2", "--no-progress"], "subtok train " + kind)
-            same = compare(vocab(ref_prefix.with_suffix(".vocab")),
-                           vocab(our_prefix.with_suffix(".vocab")))
-            print("%-8s spm %7.2fs %6.0f MB | subtok %7.2fs (%.2fx, target <= %gx) "
-                  "%6.0f MB (%.2fx, target <= 1x) | vocab %s | load %s"
-                  % (kind, ref_time, ref_mem, our_time, our_time / ref_time, TARGETS[kind],
-                     our_mem, our_mem / ref_mem, same,
-                     " ".join("%.2f" % x for x in os.getloadavg())), flush=True)
+            for source in args.source or [str(ROOT)]:
+                our_time, our_mem, our_cpu = measured_with_cpu(
+                    [sys.executable, "-m", "subtok", "train", "--input", str(corpus),
+                     "--model_prefix", str(our_prefix), "--model_type", kind,
+                     "--vocab_size", str(args.vocab_size), "--num_threads", str(args.threads),
+                     "--minloglevel", "2", "--no-progress"], "subtok train " + kind, cwd=source)
+                same = compare(vocab(ref_prefix.with_suffix(".vocab")),
+                               vocab(our_prefix.with_suffix(".vocab")))
+                print("%-8s spm %6.2fs (cpu %6.2fs) %5.0f MB | subtok %6.2fs (%.2fx, target <= %gx) "
+                      "cpu %6.2fs (%.2fx) %5.0f MB (%.2fx, target <= %gx) | vocab %s | load %s%s"
+                      % (kind, ref_time, ref_cpu, ref_mem, our_time, our_time / ref_time,
+                         TARGETS[kind], our_cpu, our_cpu / ref_cpu, our_mem, our_mem / ref_mem,
+                         MEMORY_TARGETS[kind], same, " ".join("%.2f" % x for x in os.getloadavg()),
+                         " | " + source if args.source else ""), flush=True)
 
 
 if __name__ == "__main__":

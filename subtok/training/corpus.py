@@ -54,6 +54,7 @@ from operator import itemgetter
 
 from subtok.errors import TrainerError
 from subtok.float32 import f32
+from subtok.normalizers.charsmap import load_rules
 from subtok.normalizers.sentencepiece import Normalizer
 from subtok.parallel import chunks, ordered_map, run_in_child, worker_count
 from subtok.progress import input_size
@@ -460,9 +461,15 @@ def select(sentences: Iterable[tuple[str, int]], options: TrainerOptions) -> lis
 
 
 def make_normalizer(options: TrainerOptions) -> Normalizer:
-    """The normalizer the model will use, minus the user-defined matcher (``Normalizer::SetPrefixMatcher``)."""
-    _, rules = options.rules()
-    return Normalizer(rules, add_dummy_prefix=options.add_dummy_prefix,
+    """The normalizer the model will use, minus the user-defined matcher (``Normalizer::SetPrefixMatcher``).
+
+    Its rules are read from the compiled blob the model stores
+    (:func:`~subtok.normalizers.charsmap.load_rules`, as a loaded model
+    reads them), not decoded into a dict of every rule: decoding a built-in
+    table was most of training's start-up (docs/performance.md).
+    """
+    _, blob = options.charsmap()
+    return Normalizer(load_rules(blob), add_dummy_prefix=options.add_dummy_prefix,
                       remove_extra_whitespaces=options.remove_extra_whitespaces,
                       escape_whitespaces=True,
                       treat_whitespace_as_suffix=options.treat_whitespace_as_suffix)
@@ -508,6 +515,10 @@ class _Pass:
     total: int                         # number of sentences
 
 
+#: Characters of count-1 sentences whose words :func:`_count_units` counts in one call.
+_COUNT_BATCH_CHARS = 65536
+
+
 def _count_units(texts: list[str], chunk: list[tuple[str, int]], units: tuple):
     """Distinct units of the normalized ``texts`` with their weighted counts
     (for ``("followed", ...)`` see :func:`count_followed`)."""
@@ -528,8 +539,25 @@ def _count_units(texts: list[str], chunk: list[tuple[str, int]], units: tuple):
     # split_into_words without building the words: count the parts between
     # "▁"s and put "▁" back on the distinct ones only.
     inner: Counter = Counter()  # parts that get a "▁" (before in prefix mode, after in suffix mode)
+    # Sentences of count 1 that start (prefix mode) or end (suffix mode)
+    # with "▁", as the dummy prefix makes them, have no bare part: joined,
+    # they split into exactly their parts (and one "" at the joined text's
+    # start or end), counted in one call per batch instead of one per
+    # sentence. Batches stay small so that the joined text and its parts
+    # add little to a worker's peak memory.
+    batch: list[str] = []
+    batched = 0
     for text, (_, freq) in zip(texts, chunk):
         if not text:
+            continue
+        if freq == 1 and (text[-1] if suffix else text[0]) == SPACE:
+            batch.append(text)
+            batched += len(text)
+            if batched >= _COUNT_BATCH_CHARS:
+                parts = "".join(batch).split(SPACE)
+                inner.update(parts[:-1] if suffix else parts[1:])
+                batch.clear()
+                batched = 0
             continue
         parts = text.split(SPACE)
         bare = parts.pop() if suffix else parts.pop(0)  # the part without "▁"
@@ -540,6 +568,9 @@ def _count_units(texts: list[str], chunk: list[tuple[str, int]], units: tuple):
         else:
             for part in parts:
                 inner[part] += freq
+    if batch:
+        parts = "".join(batch).split(SPACE)
+        inner.update(parts[:-1] if suffix else parts[1:])
     for part, count in inner.items():
         out[part + SPACE if suffix else SPACE + part] += count
     return out
@@ -757,12 +788,15 @@ def mask_units(units: Counter, alphabet: dict[str, int], counts: Iterable[str]) 
     (count desc, unit asc)."""
     table, pattern = _mask_table(alphabet, counts)
     search = pattern.search
-    out: Counter = Counter()
-    for unit, count in units.items():
-        if search(unit):
-            out[unit.translate(table)] += count
-        else:
-            out[unit] += count
+    masked = [unit for unit in units if search(unit)]  # usually a few: rare characters
+    if not masked:
+        return sorted_by_count(units)
+    out = dict(units)
+    # All masked units leave first: a masked string can then never be
+    # mistaken for a unit that still has to be masked.
+    moved = [(unit.translate(table), out.pop(unit)) for unit in masked]
+    for unit, count in moved:
+        out[unit] = out.get(unit, 0) + count
     return sorted_by_count(out)
 
 

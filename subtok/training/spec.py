@@ -360,10 +360,11 @@ class TrainerOptions:
     def rules(self) -> tuple[str, dict[str, str]]:
         """(normalizer name, rule dict) for training-time normalization."""
         from subtok.normalizers.charsmap import decode_charsmap
-        name, blob = self._charsmap()
+        name, blob = self.charsmap()
         return name, (decode_charsmap(blob) if blob else {})
 
-    def _charsmap(self) -> tuple[str, bytes]:
+    def charsmap(self) -> tuple[str, bytes]:
+        """(normalizer name, precompiled_charsmap blob; b"" for identity)."""
         if self.normalization_rule_tsv:
             return "user_defined", _compiled_tsv(self.normalization_rule_tsv,
                                                  "normalization_rule_tsv")
@@ -376,7 +377,7 @@ class TrainerOptions:
 
     def to_normalizer_spec(self) -> dict[str, Any]:
         """NormalizerSpec fields as spm_train stores them (name and blob filled in)."""
-        name, blob = self._charsmap()
+        name, blob = self.charsmap()
         return {
             "name": name,
             "precompiled_charsmap": blob,
@@ -580,6 +581,18 @@ _FLAG_INTEGERS = {"random_seed": "uint32", "minloglevel": "int32",
                   # tokenizers' trainers: u64 and usize (64-bit) fields
                   "min_frequency": "uint64", "limit_alphabet": "uint64",
                   "max_input_chars_per_word": "uint64"}
+#: The integer fields of TrainerSpec (proto/sentencepiece_model.proto) and
+#: their types, written out so that parsing the options does not import
+#: the protobuf module (a third of training's start-up before the corpus
+#: is read); tests/unit/test_training_plumbing.py checks it against the
+#: descriptor.
+SPEC_INTEGERS = {"vocab_size": "int32", "self_test_sample_size": "int32",
+                 "differential_privacy_clipping_threshold": "uint64",
+                 "input_sentence_size": "uint64", "mining_sentence_size": "int32",
+                 "training_sentence_size": "int32", "seed_sentencepiece_size": "int32",
+                 "max_sentence_length": "int32", "num_threads": "int32",
+                 "num_sub_iterations": "int32", "max_sentencepiece_length": "int32",
+                 "unk_id": "int32", "bos_id": "int32", "eos_id": "int32", "pad_id": "int32"}
 _INTEGER_TYPES = {"int32": (-(1 << 31), (1 << 31) - 1), "int64": (-(1 << 63), (1 << 63) - 1),
                   "uint32": (0, (1 << 32) - 1), "uint64": (0, (1 << 64) - 1)}
 
@@ -588,13 +601,7 @@ def integer_range(name: str) -> tuple[int, int, str]:
     """(lowest, highest, type name) of an integer option: the range of its
     TrainerSpec field's type, as spm_train parses the flag into it (a
     vocab_size is an int32, input_sentence_size a uint64)."""
-    kind = _FLAG_INTEGERS.get(name)
-    if kind is None:
-        from subtok._proto import sentencepiece_model_pb2 as pb2
-        from google.protobuf.descriptor import FieldDescriptor as F
-        field_type = pb2.TrainerSpec.DESCRIPTOR.fields_by_name[name].type
-        kind = {F.TYPE_INT32: "int32", F.TYPE_INT64: "int64", F.TYPE_UINT32: "uint32",
-                F.TYPE_UINT64: "uint64"}[field_type]
+    kind = _FLAG_INTEGERS.get(name) or SPEC_INTEGERS[name]
     low, high = _INTEGER_TYPES[kind]
     return low, high, _INTEGER_NAMES[kind]
 

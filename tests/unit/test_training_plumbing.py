@@ -52,6 +52,21 @@ def test_csv_and_mt19937():
     assert rng.next32() == 3499211612
 
 
+def test_integer_option_types_are_the_trainer_spec_fields():
+    """The table that spares option parsing the protobuf import holds
+    exactly TrainerSpec's integer fields with their types."""
+    from google.protobuf.descriptor import FieldDescriptor as F
+
+    from subtok._proto import sentencepiece_model_pb2 as pb2
+    from subtok.training.spec import SPEC_INTEGERS
+    names = {F.TYPE_INT32: "int32", F.TYPE_INT64: "int64", F.TYPE_UINT32: "uint32",
+             F.TYPE_UINT64: "uint64"}
+    assert SPEC_INTEGERS == {field.name: names[field.type]
+                             for field in pb2.TrainerSpec.DESCRIPTOR.fields if field.type in names}
+    with pytest.raises(subtok.TrainerError, match=r"--vocab_size=2147483648: not a 32-bit integer"):
+        TrainerOptions.from_kwargs(vocab_size=1 << 31)
+
+
 def test_option_errors():
     with pytest.raises(subtok.TrainerError, match="unknown option"):
         TrainerOptions.from_kwargs(vocab_sizes=5)
