@@ -1,4 +1,4 @@
-"""Read SentencePiece's ``precompiled_charsmap`` blob into a plain mapping.
+"""Read SentencePiece's ``precompiled_charsmap`` blob and look its rules up.
 
 The blob is a darts-clone double-array trie over UTF-8 keys followed by the
 NUL-terminated replacement strings::
@@ -7,17 +7,19 @@ NUL-terminated replacement strings::
     u32 LE  units[trie_size / 4]  darts-clone units
     bytes   strings               NUL-terminated UTF-8 targets, back to back
 
-We walk the whole trie once at load time and keep a ``dict`` from source
-string to target string. Longest-match normalization over a dict is exact
-(every key is a whole UTF-8 character sequence) and lets the hot path use
-Python's C-level dict and string operations instead of stepping a trie byte
-by byte.
+Rules are looked up on demand, by walking the double array
+(:class:`CharsMap`); at load we only find the characters a rule can
+touch, and for the built-in tables even that walk is read from
+``rules/walks.json`` (:func:`known_walk`). A charsmap of hand-made rules
+can also be held as a plain mapping (:class:`DictRules`).
 """
 
 from __future__ import annotations
 
 import array
 import functools
+import hashlib
+import json
 import struct
 import sys
 from collections.abc import Sequence
@@ -222,7 +224,9 @@ class CharsMap:
     look rules up on demand by walking the units byte by byte.
     """
 
-    def __init__(self, blob: bytes) -> None:
+    def __init__(self, blob: bytes, stored_walk: bool = True) -> None:
+        """``stored_walk=False``: walk the trie even for a built-in table
+        (what the walks file is built and checked with)."""
         self.units, self.strings = split_blob(blob)
         self._targets: dict[int, str] = {}
         #: (character, node) of each one-character key whose target is " ".
@@ -233,9 +237,22 @@ class CharsMap:
         #: or hostile model); it then only works on bytes
         #: (:meth:`match_bytes`), as sentencepiece does.
         self.regular = True
+        known = known_walk(blob) if stored_walk else None
+        if known is not None:  # a built-in table: its walk was done when it was built
+            self.trigger_chars, self.inner_chars, self._to_space, self.regular = known
+            return
         self.trigger_chars, self.inner_chars = self._find_triggers(_index_children(self.units))
         if self.regular:
             self.regular = _targets_are_text(self.units, self.strings)
+
+    def walk_record(self) -> dict:
+        """What :meth:`_find_triggers` found, as stored for the built-in
+        tables (``rules/walks.json``, written by
+        ``scripts/build_charsmap_walks.py``; :func:`known_walk` reads it)."""
+        return {"trigger_chars": sorted(self.trigger_chars),
+                "inner_chars": sorted(self.inner_chars),
+                "to_space": [[char, node] for char, node in self._to_space],
+                "regular": self.regular}
 
     def _find_triggers(self, children: dict) -> tuple[frozenset[str], frozenset[str]]:
         """Characters that are a whole rule key, or a non-first character of
@@ -454,6 +471,37 @@ class DictRules:
             if target is not None:
                 return target, length
         return None
+
+
+#: File of the walks of the built-in tables, beside their blobs.
+WALKS_FILE = "walks.json"
+
+
+@functools.lru_cache(maxsize=1)
+def _known_walks() -> dict:
+    from importlib import resources
+    try:
+        text = resources.files(__package__).joinpath("rules", WALKS_FILE).read_text("utf-8")
+    except OSError:  # not built yet (scripts/build_charsmap_walks.py): walk every table
+        return {}
+    return json.loads(text)
+
+
+def known_walk(blob: bytes) -> tuple[frozenset[str], frozenset[str], list, bool] | None:
+    """The result of :meth:`CharsMap._find_triggers` (and of the target
+    check) for a blob that is one of the built-in tables, found by its
+    SHA-256 (models trained with a built-in rule name carry its blob
+    unchanged); None for any other blob, which is walked at load. The walk
+    is most of the start-up of ``subtok train`` and of loading such a
+    model; tests/unit/test_charsmap_walks.py checks the stored walks
+    against fresh ones."""
+    if len(blob) < 4096:  # the built-in tables are far larger; skip hashing small ones
+        return None
+    record = _known_walks().get(hashlib.sha256(blob).hexdigest())
+    if record is None:
+        return None
+    return (frozenset(record["trigger_chars"]), frozenset(record["inner_chars"]),
+            [(char, node) for char, node in record["to_space"]], record["regular"])
 
 
 @functools.lru_cache(maxsize=4)
