@@ -133,8 +133,9 @@ class _SpaceUnits:
         if self.prepended:
             first |= rest
             rest = set()
-        first.difference_update(self.first)
-        rest.difference_update(self.rest)
+        # difference, not difference_update: that one walks the whole cache
+        first = first.difference(self.first)
+        rest = rest.difference(self.rest)
         if len(self.first) + len(first) + len(rest) > CACHE_LIMIT:
             self.first.clear()
             self.rest.clear()
