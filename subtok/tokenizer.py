@@ -145,6 +145,134 @@ class Tokenizer:
         return self._padded([self.encode_fast(*_pair(item), add_special_tokens=add_special_tokens)
                              for item in inputs])
 
+    # -- lines cut at spaces (the command-line encoder's piece cache) ------------
+    def space_cuts(self) -> tuple[bool, frozenset[str] | None] | None:
+        """How a text that holds no whitespace but single " " characters,
+        none at its ends, encodes as the concatenation of its pieces cut
+        before each space, the post-processor aside; None if it does not.
+
+        Returns ``(prepended, ends)``. Not prepended: each piece but the
+        first is encoded with its space in front. That holds for pipelines
+        that cut every word at a space anyway and change text only
+        character by character, context aside from what a space ends: no
+        normalizer or BertNormalizer (its lowercasing looks at neighbours
+        only for a final sigma, and a space ends the word it looks at),
+        then GPT-2's ByteLevel regex (no match holds a non-space character
+        and the space after it; a match after a space starts at it and
+        looks no further than a later space) or BERT's pre-tokenizer
+        (whitespace removed).
+
+        Prepended: each piece is encoded without its space, as a text of
+        its own. That holds for Llama's SentencePiece-like pipeline (no
+        pre-tokenizer; a normalizer that puts a mark in front and turns
+        spaces into it, so the whole text is one word "▁a▁b", and each
+        piece alone becomes "▁b") when the BPE model can cut a word before
+        the mark: only where the character before it is one of ``ends``
+        (:meth:`MergeBPE.cut_ends_before`), and only in pieces without an
+        added token (the mark is put in front of each text between added
+        tokens). ``ends`` None: any piece may precede a cut.
+
+        Either way the added tokens must not hold whitespace or reach over
+        it (lstrip, rstrip), and tokens matched after normalization are
+        allowed only without a normalizer, so every match lies inside one
+        piece and is found there as in the whole text; single_word sees a
+        space or an end beside a piece either way. BPE-dropout draws per
+        text, so it is out."""
+        from subtok.models.mergebpe.model import MergeBPE
+        from subtok.normalizers.bert import BertNormalizer
+        from subtok.normalizers.hf import Sequence
+        from subtok.normalizers.text_rules import Prepend, Replace
+        from subtok.pretokenizers.bytelevel import ByteLevel
+        from subtok.pretokenizers.splitters import BertPreTokenizer
+        pre, norm = self.pre_tokenizer, self.normalizer
+        if not self._fast_is_exact or getattr(self.model, "dropout", None) is not None:
+            return None
+        for token in self.added.tokens.values():
+            if token.lstrip or token.rstrip or not token.content.isprintable() or " " in token.content:
+                return None
+            if token.normalized and norm is not None:
+                return None
+        if isinstance(pre, ByteLevel):
+            return (False, None) if pre.use_regex and norm is None else None
+        if isinstance(pre, BertPreTokenizer):
+            return (False, None) if norm is None or isinstance(norm, BertNormalizer) else None
+        if pre is not None or not isinstance(norm, Sequence) or not isinstance(self.model, MergeBPE):
+            return None
+        steps = norm.normalizers
+        if (len(steps) != 2 or not isinstance(steps[0], Prepend) or not isinstance(steps[1], Replace)
+                or len(steps[0].prepend) != 1 or steps[1].literal != " "
+                or steps[1].content != steps[0].prepend):
+            return None
+        ends = self.model.cut_ends_before(steps[0].prepend)
+        return None if ends is None else (True, ends)
+
+    def encode_pieces(self, pieces: list[str]) -> list[tuple[list[int], list[str], bool]]:
+        """The ids and tokens of each text, without the post-processor: what
+        :meth:`encode_fast` finds before post-processing, for many short
+        texts with one call of the model; and whether the text held an
+        added token."""
+        split = self.pre_tokenizer.split if self.pre_tokenizer is not None else None
+        extract, normalizer = self.added.extract, self.normalizer
+        plans = []  # per text: (added token id or None, piece text) in order
+        words: list[str] = []
+        plain = self.added.normalized_if_plain
+        for text in pieces:
+            value = plain(text, normalizer)
+            if value is not None:  # the common case, without extract's pieces
+                found = (split(value) if split is not None else [value]) if value else []
+                plans.append([(None, len(found))] if found else [])
+                words.extend(found)
+                continue
+            plan: list = []
+            for piece, token_id in extract(text, normalizer, track=False):
+                if token_id is not None:
+                    plan.append((token_id, piece.text))
+                    continue
+                found = split(piece.text) if split is not None else [piece.text]
+                plan.append((None, len(found)))
+                words.extend(found)
+            plans.append(plan)
+        encoded = iter(self.model.encode_words(words) if words else [])
+        out = []
+        for plan in plans:
+            ids: list[int] = []
+            tokens: list[str] = []
+            for token_id, value in plan:
+                if token_id is not None:
+                    ids.append(token_id)
+                    tokens.append(value)
+                    continue
+                for _ in range(value):
+                    found = next(encoded)
+                    ids.extend(found.ids)
+                    tokens.extend(found.values)
+            out.append((ids, tokens, any(token_id is not None for token_id, _ in plan)))
+        return out
+
+    def special_wrapping(self, add_special_tokens: bool) -> tuple[list[int], list[str], list[int], list[str]] | None:
+        """When post-processing one text only puts the same tokens before
+        and after its own (no truncation or padding, and a post-processor
+        that does no more, as found by running it on stand-in tokens):
+        (ids before, tokens before, ids after, tokens after); else None."""
+        if self.truncation is not None or self.padding is not None:
+            return None
+
+        def wrapped(ids: list[int]) -> Encoding:
+            tokens = ["\x00stand-in %d" % i for i in ids]
+            return self._post_process(Encoding(list(ids), tokens, None, None, [0] * len(ids)), None,
+                                      add_special_tokens)
+
+        one, two = wrapped([-1]), wrapped([-1, -2])
+        if one.ids.count(-1) != 1 or -2 in one.ids:
+            return None
+        at = one.ids.index(-1)
+        before, after = (one.ids[:at], one.tokens[:at]), (one.ids[at + 1:], one.tokens[at + 1:])
+        if (two.ids != before[0] + [-1, -2] + after[0]
+                or two.tokens != before[1] + two.tokens[at:at + 2] + after[1]
+                or two.tokens[at:at + 2] != ["\x00stand-in -1", "\x00stand-in -2"]):
+            return None
+        return before[0], before[1], after[0], after[1]
+
     def _padded(self, encodings: list[Encoding]) -> list[Encoding]:
         if self.padding is not None:
             self.padding.apply(encodings)

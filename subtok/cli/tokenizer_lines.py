@@ -16,9 +16,12 @@ every token of every line (see docs/tokenizer-json.md).
 
 from __future__ import annotations
 
+from itertools import islice
+
 from subtok.cli.batch import PerLine, map_blocks
 from subtok.cli.streams import open_output, read_blocks, write_blocks
 from subtok.errors import DecodeError, EncodeError
+from subtok.models.tokens import CACHE_LIMIT
 from subtok.postprocessors.extra_options import ExtraOptions
 from subtok.regularization import line_rng
 from subtok.tokenizer import Tokenizer
@@ -44,8 +47,17 @@ class TokenizerLineEncoder(PerLine):
         self.seed = seed
         self.numbered = seed is not None and getattr(tokenizer.model, "dropout", None) is not None
         self.extra = extra or None  # --extra_options, if any
+        # The per-piece cache shows each line as the model gives it; lines
+        # that --extra_options rewrites take the plain path.
+        self.units = (_SpaceUnits.for_tokenizer(tokenizer, self.ids, add_special_tokens)
+                      if self.extra is None else None)
 
     def encode_text(self, text: str) -> str:
+        units = self.units
+        if units is not None and units.fits(text):
+            shown = units.line(text)
+            if shown is not None:
+                return shown
         encoding = self.tokenizer.encode_fast(text, add_special_tokens=self.add_special_tokens)
         ids, tokens = encoding.ids, encoding.tokens
         if self.extra is not None:
@@ -62,11 +74,118 @@ class TokenizerLineEncoder(PerLine):
         spans a newline, so this equals decoding line by line)."""
         if self.numbered:
             return super().block(block, first_line)
+        lines = _text(block).split("\n")
         try:
-            out = "\n".join(map(self.encode_text, _text(block).split("\n")))
+            if self.units is not None:
+                self.units.learn(lines)
+            out = "\n".join(map(self.encode_text, lines))
         except EncodeError:
             return super().block(block, first_line)
         return (out + "\n").encode("utf-8", "surrogatepass")
+
+
+class _SpaceUnits:
+    """Output text per piece of a line cut before each space, remembered:
+    for a tokenizer that encodes such pieces alone as in the line
+    (:meth:`Tokenizer.space_cuts`), a line that holds no whitespace but
+    single spaces inside is one C-level ``split``, dictionary lookups and
+    a ``join``, instead of the pre-tokenizer's regex and a Python call per
+    word. Pieces are stored without their space; unless the tokenizer is
+    of the prepended kind, the first piece of a line is kept apart from
+    the others, which are encoded with their space in front."""
+
+    def __init__(self, tokenizer: Tokenizer, ids: bool, prepended: bool, ends: frozenset[str] | None,
+                 before: str, after: str) -> None:
+        self.tokenizer = tokenizer
+        self.ids = ids
+        self.ends = ends
+        self.prepended = prepended
+        self.before = before
+        self.after = after
+        self.first: dict[str, str | None] = {}
+        self.rest: dict[str, str | None] = self.first if prepended else {}
+        #: pieces whose encoding alone differs (an added token in a
+        #: prepended piece), and pieces after which a line cannot be cut
+        self.unsafe: set[str] = set()
+        self.no_cut: set[str] = set()
+
+    @classmethod
+    def for_tokenizer(cls, tokenizer: Tokenizer, ids: bool, add_special_tokens: bool) -> _SpaceUnits | None:
+        cuts = tokenizer.space_cuts()
+        if cuts is None:
+            return None
+        wrapping = tokenizer.special_wrapping(add_special_tokens)
+        if wrapping is None or tokenizer.special_wrapping(False) != ([], [], [], []):
+            return None
+        before = wrapping[0] if ids else wrapping[1]
+        after = wrapping[2] if ids else wrapping[3]
+        return cls(tokenizer, ids, cuts[0], cuts[1], " ".join(map(str, before)), " ".join(map(str, after)))
+
+    @staticmethod
+    def fits(line: str) -> bool:
+        """Only single spaces, none at the ends, and no other whitespace
+        (every whitespace character is unprintable for Python)."""
+        return line.isprintable() and "  " not in line and line[:1] != " " and line[-1:] != " "
+
+    def learn(self, lines: list[str]) -> None:
+        """Encode, all at once, the pieces of these lines not yet known."""
+        first, rest = set(), set()
+        fits = self.fits
+        for line in lines:
+            if fits(line):
+                head, _, tail = line.partition(" ")
+                first.add(head)
+                if tail:
+                    rest.update(tail.split(" "))
+        if self.prepended:
+            first |= rest
+            rest = set()
+        # difference, not difference_update: that one walks the whole cache
+        first = first.difference(self.first)
+        rest = rest.difference(self.rest)
+        if len(self.first) + len(first) + len(rest) > CACHE_LIMIT:
+            self.first.clear()
+            self.rest.clear()
+            self.unsafe.clear()
+            self.no_cut.clear()
+        new_first, new_rest = list(first), list(rest)
+        found = self.tokenizer.encode_pieces(new_first + [" " + piece for piece in new_rest])
+        texts = list(map(self._shown, found))
+        self.first.update(zip(new_first, texts))
+        self.rest.update(zip(new_rest, texts[len(new_first):]))
+        if self.prepended:
+            ends = self.ends
+            self.unsafe.update(piece for piece, (_, _, added) in zip(new_first, found) if added)
+            if ends is not None:
+                self.no_cut.update(piece for piece in new_first if not piece or piece[-1] not in ends)
+
+    def _shown(self, found: tuple[list[int], list[str], bool]) -> str | None:
+        ids, tokens, _ = found
+        if not ids:
+            return None  # nothing, not an empty token
+        return " ".join(map(str, ids)) if self.ids else " ".join(tokens)
+
+    def line(self, text: str) -> str | None:
+        """The output line for ``text``, which :meth:`fits`; None when it
+        cannot be cut (see ``unsafe``)."""
+        parts = text.split(" ")
+        try:
+            shown = [self.first[parts[0]]]
+            shown += map(self.rest.__getitem__, islice(parts, 1, None))
+        except KeyError:
+            self.learn([text])
+            return self.line(text)
+        if self.unsafe and not self.unsafe.isdisjoint(parts):
+            return None
+        if self.no_cut and len(parts) > 1 and not self.no_cut.isdisjoint(islice(parts, len(parts) - 1)):
+            return None
+        if self.before:
+            shown.insert(0, self.before)
+        if self.after:
+            shown.append(self.after)
+        if None in shown:
+            shown = [part for part in shown if part is not None]
+        return " ".join(shown)
 
 
 class TokenizerLineDecoder(PerLine):

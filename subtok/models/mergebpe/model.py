@@ -142,6 +142,17 @@ class MergeBPE(VocabModel):
             return regex.compile("(?<=[^%s])(?=%s)" % (excluded, m), regex.DOTALL).split
         return None
 
+    def cut_ends_before(self, mark: str) -> frozenset[str] | None:
+        """The characters ``x`` such that a word cut between ``x`` and
+        ``mark`` segments as its two sides do alone (the safety of
+        :meth:`_safe_cuts`: both are tokens and no token holds ``x`` then
+        ``mark``), or None when no cut is safe in this model."""
+        if not self._cuttable or mark not in self._singles:
+            return None
+        before = {token[i - 1] for token in self.vocab if mark in token[1:]
+                  for i in range(1, len(token)) if token[i] == mark}
+        return self._singles - before - {mark}
+
     def _split(self, word: str) -> list[str]:
         """A word cut at its safe places: before a mark that follows a
         character no token joins to it, when that character is a token."""
