@@ -39,7 +39,7 @@ from _measure import read_corpus  # noqa: E402  (bench/ is this script's directo
 # This file is named tiktoken.py: its own directory must not shadow the
 # real package once _measure is in.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "helpers")]
 
 
 def oracle():

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
 INTEROP = DATA / "interop"
 CORPORA = DATA / "corpora"
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "helpers")]
 
 
 def reference(model: Path):
