@@ -96,6 +96,16 @@ class PieceValidator:
         n = len(piece)
         if n == 0 or n > self.max_length:
             return False
+        # Most candidates are ASCII letters, perhaps with "▁" where every
+        # mode allows it (first in prefix mode, last in suffix mode): one
+        # script (Latin), no digit, nothing forbidden, so valid without
+        # the walk below.
+        if self.suffix:
+            body = piece[:-1] if piece[-1] == SPACE_SYMBOL else piece
+        else:
+            body = piece[1:] if piece[0] == SPACE_SYMBOL else piece
+        if body.isascii() and body.isalpha():
+            return True
         all_ws = self.allow_ws_only and piece.count(SPACE_SYMBOL) == n
         prev = ANY
         last = n - 1

@@ -171,6 +171,13 @@ class _State:
         stamp = self.stamps
         occurrences = pairs.pop(key)  # gone for good: no later merge can add it back
         zeroed: list[str] = []
+        # Per neighbour symbol, the entries of the pair it loses and of the
+        # pair it gains, looked up (and the new one made) once per merge
+        # instead of once per occurrence. Entries stay the same objects
+        # during a merge: only pairs with the new symbol are added, and
+        # emptied pairs leave after the loop.
+        before: dict[str, tuple] = {}  # p -> (entry of p+left, entry of p+merged)
+        after: dict[str, tuple] = {}  # n -> (entry of right+n, entry of merged+n)
         for w in sorted(set(occurrences[2:])):
             s = words[w]
             i = s.find(key)
@@ -180,38 +187,50 @@ class _State:
             last = len(s) - 2
             end = -1
             while i >= 0:
-                if i > 0:
-                    p = merged if i == end else s[i - 1]
-                    entry = get(p + left)
+                # The left neighbour's updates, then the right one's: they
+                # touch different pairs, so the counts and the first-seen
+                # order of new pairs are those of all losses before all gains.
+                if i == end:
+                    # (merged, left), just added by the previous occurrence, loses it again.
+                    entry = get(merged + left)
+                    entry[0] -= f
+                    if not entry[0]:
+                        zeroed.append(merged + left)
+                    pair = merged + merged
+                    entry = get(pair)
+                    if entry is not None:
+                        entry[0] += f
+                        entry.append(w)
+                    else:
+                        stamp = self._add_pair(pair, False, f, w, stamp)
+                elif i > 0:
+                    p = s[i - 1]
+                    both = before.get(p)
+                    if both is None:
+                        stamp = self._add_pair(p + merged, p == unk, 0, w, stamp)
+                        both = before[p] = (get(p + left), get(p + merged))
+                    entry, gain = both
                     if entry is not None:
                         entry[0] -= f
                         if not entry[0]:
                             zeroed.append(p + left)
+                    if gain is not None:
+                        gain[0] += f
+                        gain.append(w)
                 if i < last:
                     n = s[i + 2]
-                    entry = get(right + n)
+                    both = after.get(n)
+                    if both is None:
+                        stamp = self._add_pair(merged + n, n == unk, 0, w, stamp)
+                        both = after[n] = (get(right + n), get(merged + n))
+                    entry, gain = both
                     if entry is not None:
                         entry[0] -= f
                         if not entry[0]:
                             zeroed.append(right + n)
-                # The common case (the pair exists) stays inline: this is the
-                # innermost loop of BPE training.
-                if i > 0:
-                    pair = p + merged
-                    entry = get(pair)
-                    if entry is not None:
-                        entry[0] += f
-                        entry.append(w)
-                    else:
-                        stamp = self._add_pair(pair, p == unk, f, w, stamp)
-                if i < last:
-                    pair = merged + n
-                    entry = get(pair)
-                    if entry is not None:
-                        entry[0] += f
-                        entry.append(w)
-                    else:
-                        stamp = self._add_pair(pair, n == unk, f, w, stamp)
+                    if gain is not None:
+                        gain[0] += f
+                        gain.append(w)
                 end = i + 2
                 i = s.find(key, end)
             s = s.replace(key, merged)
