@@ -142,6 +142,11 @@ class MergeBPE(VocabModel):
             return regex.compile("(?<=[^%s])(?=%s)" % (excluded, m), regex.DOTALL).split
         return None
 
+    @cached_property
+    def _singles(self) -> frozenset[str]:
+        """The one-character tokens."""
+        return frozenset(token for token in self.vocab if len(token) == 1)
+
     def cut_ends_before(self, mark: str) -> frozenset[str] | None:
         """The characters ``x`` such that a word cut between ``x`` and
         ``mark`` segments as its two sides do alone (the safety of
