@@ -129,15 +129,21 @@ def test_subtok_tokenizer_is_the_tokenizer_json_class_imported_on_first_use():
     assert out.stdout.split() == ["True", "True", "False", "False"]
 
 
-@pytest.mark.parametrize("output_format", ["id", "sample_piece"])
-def test_an_encode_through_the_cli_loads_no_training_code(tmp_path, output_format):
-    """A whole ``subtok encode`` (flags, model, the worker-ready line
-    encoder), run in a fresh interpreter."""
+def tiny_model_and_text(tmp_path: Path) -> tuple[Path, Path]:
+    """A three-piece model and two lines for it to encode."""
     from tiny_models import META, N, S, make
     model = tmp_path / "m.model"
     model.write_bytes(make(META + [(S, -1.0, N), ("a", -2.0, N), ("b", -2.0, N)]))
     text = tmp_path / "in.txt"
     text.write_text("a b ab\nba\n")
+    return model, text
+
+
+@pytest.mark.parametrize("output_format", ["id", "sample_piece"])
+def test_an_encode_through_the_cli_loads_no_training_code(tmp_path, output_format):
+    """A whole ``subtok encode`` (flags, model, the worker-ready line
+    encoder), run in a fresh interpreter."""
+    model, text = tiny_model_and_text(tmp_path)
     code = ("import sys\nfrom subtok.cli.app import main\n"
             "main(['encode', '--model', sys.argv[1], '--output_format', sys.argv[2], "
             "'--output', sys.argv[3], sys.argv[4]])\n"
@@ -156,11 +162,7 @@ def test_the_base_install_never_imports_dask(tmp_path):
     """``import subtok``, a ``subtok count`` and a ``subtok encode`` without
     --scheduler load neither dask nor distributed (the optional extra
     subtok[dask])."""
-    from tiny_models import META, N, S, make
-    model = tmp_path / "m.model"
-    model.write_bytes(make(META + [(S, -1.0, N), ("a", -2.0, N), ("b", -2.0, N)]))
-    text = tmp_path / "in.txt"
-    text.write_text("a b ab\nba\n")
+    model, text = tiny_model_and_text(tmp_path)
     code = ("import sys\nimport subtok\nfrom subtok.cli.app import main\n"
             "for args in (['count', '--input', sys.argv[1], '--output', sys.argv[2]],\n"
             "             ['encode', '--model', sys.argv[3], '--input', sys.argv[1],\n"
