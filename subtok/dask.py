@@ -55,9 +55,6 @@ import threading
 from typing import Any
 
 from subtok.atomic import move_into_place
-from subtok.cli.batch import map_blocks
-from subtok.cli.encode import PROTO_FORMATS, line_encoder
-from subtok.cli.streams import check_readable, read_blocks, write_blocks
 from subtok.errors import InputError, ModelFileError, OutputError, SubtokError, TrainerError
 from subtok.training import counts
 from subtok.training.corpus import FileRange, byte_ranges
@@ -129,12 +126,6 @@ def count_range(piece: FileRange, options: dict[str, Any], max_memory: int | str
     """One task: the count file of the lines that start in a byte range of a
     file (a whole small file is one range), as bytes."""
     return _count_bytes(piece, options, max_memory, tmp_dir)
-
-
-def count_file(path: str, options: dict[str, Any], max_memory: int | str,
-               tmp_dir: str | None) -> bytes:
-    """One task: the count file of the whole of ``path`` (run on a worker)."""
-    return _count_bytes(FileRange(path, 0, file_size(path)), options, max_memory, tmp_dir)
 
 
 def count_lines(lines, options: dict[str, Any], max_memory: int | str,
@@ -303,6 +294,7 @@ def worker_encoder(shipped: dict[str, Any]):
     """The line encoder of a shipped model (see :func:`ship_model`), built
     by the loader ``subtok encode`` uses, from the files written out under
     their own names (a vocab.json with its merges.txt beside it)."""
+    from subtok.cli.encode import line_encoder  # encoding's modules: only when encoding
     built = getattr(_BUILT, "encoder", None)
     if built is not None and built[0] == shipped["key"]:
         return built[1]
@@ -324,6 +316,8 @@ def worker_encoder(shipped: dict[str, Any]):
 def encode_file(path: str, staged: str, shipped: dict[str, Any]) -> str:
     """One task: ``path`` encoded into ``staged``, as ``subtok encode
     --input path --output staged`` writes it (run on a worker)."""
+    from subtok.cli.batch import map_blocks
+    from subtok.cli.streams import read_blocks, write_blocks
     encoder = worker_encoder(shipped)
     try:
         write_blocks(map_blocks(encoder, read_blocks([path]), 1), staged)
@@ -381,6 +375,7 @@ def output_paths(paths: list[str], output_dir: str, suffix: str) -> list[str]:
 def _checked(model: str, options: dict[str, Any]) -> dict[str, Any]:
     """The options with the output format's default, checked (a bad model or
     option fails here, on the client, not on every worker)."""
+    from subtok.cli.encode import PROTO_FORMATS, line_encoder
     options = dict(options)
     options.setdefault("output_format", "piece")
     if options.get("generate_vocabulary") or options["output_format"] in PROTO_FORMATS:
@@ -395,6 +390,7 @@ def _plan(paths: list[str], output_dir: str, model: str, suffix: str | None,
     """Everything checked before a task runs or ``output_dir`` is made:
     the model and options (by building the encoder here), the inputs, the
     output names. Returns (outputs, shipped model)."""
+    from subtok.cli.streams import check_readable
     options = _checked(model, options)
     check_readable(paths)
     if suffix is None:
@@ -519,7 +515,7 @@ def encode_bag(bag, model: str, **options: Any):
     return bag.map_partitions(encode_lines, shipped)
 
 
-__all__ = ["count", "count_bag", "count_on_cluster", "client_for", "count_file", "count_lines",
+__all__ = ["count", "count_bag", "count_on_cluster", "client_for", "count_lines",
            "encode", "encode_bag", "encode_on_cluster", "encode_file", "encode_lines",
            "ship_model", "worker_encoder", "expand_inputs", "output_paths",
            "count_range", "merge_counts", "merge_tree", "file_size", "chunk_bytes", "INSTALL_HINT",

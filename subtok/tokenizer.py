@@ -112,7 +112,8 @@ class Tokenizer:
     def __reduce__(self):
         if self._json is None:
             return object.__reduce__(self)
-        return (Tokenizer.from_str, (self._json, self.source))
+        # The text was checked when it was loaded (no lone surrogate).
+        return (Tokenizer._from_text, (self._json, self.source, True))
 
     # -- encoding ------------------------------------------------------------
     def encode(self, sequence: str, pair: str | None = None,

@@ -115,7 +115,7 @@ class _SpaceUnits:
         if cuts is None:
             return None
         wrapping = tokenizer.special_wrapping(add_special_tokens)
-        if wrapping is None or tokenizer.special_wrapping(False) != ([], [], [], []):
+        if wrapping is None:
             return None
         before = wrapping[0] if ids else wrapping[1]
         after = wrapping[2] if ids else wrapping[3]

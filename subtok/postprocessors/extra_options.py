@@ -27,9 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from subtok.errors import EncodeError
-
-#: The options spm_encode knows (``ParseExtraOptions``).
-EXTRA_OPTIONS = ("bos", "eos", "reverse", "unk", "unk_piece")
+from subtok.postprocessors.sentencepiece import EXTRA_OPTIONS
 #: Special tokens that start a text, most specific first.
 BOS_NAMES = ("<s>", "<|begin_of_text|>", "<|startoftext|>", "<bos>", "<|endoftext|>")
 #: Special tokens that end one.
@@ -101,10 +99,12 @@ class ExtraOptions:
 
 def for_tokenizer(text: str, tokenizer, source: str) -> ExtraOptions:
     """The options for a :class:`~subtok.tokenizer.Tokenizer`."""
-    bos, eos = template_ends(tokenizer.post_processor) if text else (None, None)
-    if text and bos is None:
+    if not text:
+        return ExtraOptions(text, None, None, source)
+    bos, eos = template_ends(tokenizer.post_processor)
+    if bos is None:
         bos = named_token(BOS_NAMES, tokenizer.token_to_id)
-    if text and eos is None:
+    if eos is None:
         eos = named_token(EOS_NAMES, tokenizer.token_to_id)
     return ExtraOptions(text, bos, eos, source)
 

@@ -33,6 +33,7 @@ whatever happens (success, error, KeyboardInterrupt).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import heapq
 import itertools
@@ -48,6 +49,7 @@ from typing import BinaryIO
 
 from subtok.errors import InputError, OutputError, TrainerError
 from subtok.models import TOKENIZER_FILE_TYPES
+from subtok.normalizers.charsmap import decode_charsmap
 from subtok.symbols import SPACE_SYMBOL
 from subtok.training.corpus import (INT64_MAX, Corpus, Progress, build_meta, check_vocab_fits,
                                     checked_alphabet, mask_units, mask_unknown, read_sentences,
@@ -124,14 +126,23 @@ def units_name(units: tuple) -> str:
     return "words-%s%s" % ("suffix" if suffix else "prefix", "-wsruns" if ws_only else "")
 
 
+@functools.lru_cache(maxsize=4)
+def rules_digest(blob: bytes) -> str:
+    """SHA-256 of a charsmap's rules (sorted, as JSON): what the header
+    records of the normalization. Decoding every rule of a built-in table
+    is slow, and a process counting several ranges or files asks again
+    for the same blob: each is decoded once per process."""
+    rules = decode_charsmap(blob) if blob else {}
+    return hashlib.sha256(json.dumps(sorted(rules.items())).encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def shape(options: TrainerOptions, units: tuple, meta: list[tuple[int, str, int]]) -> dict:
     """The header fields that decide what the units are (no totals)."""
-    name, rules = options.rules()
-    digest = hashlib.sha256(json.dumps(sorted(rules.items())).encode("utf-8", "surrogatepass"))
+    name, blob = options.charsmap()
     return {
         "units": units_name(units),
         "normalization": name,
-        "normalization_sha256": digest.hexdigest(),
+        "normalization_sha256": rules_digest(blob),
         "add_dummy_prefix": options.add_dummy_prefix,
         "remove_extra_whitespaces": options.remove_extra_whitespaces,
         "treat_whitespace_as_suffix": options.treat_whitespace_as_suffix,
@@ -636,18 +647,25 @@ def is_count_input(options: TrainerOptions) -> bool:
     return found
 
 
+def _refuse_sampling(options: TrainerOptions) -> str:
+    """Count files cannot be sampled by sentence: a one-line error if
+    ``--input_sentence_size`` asks for it. Returns the files' names, for
+    messages."""
+    where = ", ".join(options.input)
+    if options.input_sentence_size > 0:
+        raise TrainerError("--input_sentence_size=%d cannot sample count files (%s); sample "
+                           "the text before counting." % (options.input_sentence_size, where))
+    return where
+
+
 def load_counted_corpus(options: TrainerOptions, progress: Progress | None = None) -> Corpus:
     """The :class:`~subtok.training.corpus.Corpus` of count files, as
     :func:`subtok.training.corpus.load_corpus` would make it from the text
     they count: characters counted from the units, the same alphabet, the
     units masked. Unigram gets its (word, follower) counts
     (``Corpus.followed``) instead of sentences."""
-    if options.input_sentence_size > 0:
-        raise TrainerError("--input_sentence_size=%d cannot sample count files (%s); sample "
-                           "the text before counting." % (options.input_sentence_size,
-                                                           ", ".join(options.input)))
+    where = _refuse_sampling(options)
     meta = build_meta(options)
-    where = ", ".join(options.input)
     followed: dict[tuple[str, str], int] | None = None
     with CountFiles(list(options.input)) as files:
         _check_sp_shape(options, meta, files.fields, where)
@@ -706,10 +724,7 @@ def load_counted_pretokens(options: TrainerOptions, expected: dict) -> Counter:
     :func:`subtok.training.families.count_pretokens` counts them from
     text); ``expected``: the header fields the training's counter makes
     (its ``shape``)."""
-    where = ", ".join(options.input)
-    if options.input_sentence_size > 0:
-        raise TrainerError("--input_sentence_size=%d cannot sample count files (%s); sample "
-                           "the text before counting." % (options.input_sentence_size, where))
+    where = _refuse_sampling(options)
     units: Counter = Counter()
     with CountFiles(list(options.input)) as files:
         _check_shape(as_read(expected), files.fields, where)

@@ -357,12 +357,6 @@ class TrainerOptions:
             "seed_sentencepieces_file": _recorded(self.seed_sentencepieces_file),
         }
 
-    def rules(self) -> tuple[str, dict[str, str]]:
-        """(normalizer name, rule dict) for training-time normalization."""
-        from subtok.normalizers.charsmap import decode_charsmap
-        name, blob = self.charsmap()
-        return name, (decode_charsmap(blob) if blob else {})
-
     def charsmap(self) -> tuple[str, bytes]:
         """(normalizer name, precompiled_charsmap blob; b"" for identity)."""
         if self.normalization_rule_tsv:

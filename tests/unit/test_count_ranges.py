@@ -30,7 +30,7 @@ def test_ranges_give_every_line_once_in_order(tmp_path, data):
         whole = list(handle)
     for size in range(1, len(data) + 2):
         ranges = byte_ranges(str(path), len(data), size)
-        assert [r.start for r in ranges][0] == 0 and ranges[-1].end == len(data)
+        assert ranges[0].start == 0 and ranges[-1].end == len(data)
         assert all(a.end == b.start for a, b in zip(ranges, ranges[1:]))
         assert [line for r in ranges for line in r] == whole, size
 

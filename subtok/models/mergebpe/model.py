@@ -133,8 +133,7 @@ class MergeBPE(VocabModel):
         for mark in _WORD_MARKS:
             if mark not in self.vocab:
                 continue
-            before = {token[i - 1] for token in self.vocab if mark in token[1:]
-                      for i in range(1, len(token)) if token[i] == mark}
+            before = self._chars_before(mark)
             m = regex.escape(mark)
             if before <= {mark}:  # cut before each run of marks: the parts are matches
                 return regex.compile("%s*[^%s]+|%s+" % (m, m, m)).findall
@@ -150,13 +149,16 @@ class MergeBPE(VocabModel):
     def cut_ends_before(self, mark: str) -> frozenset[str] | None:
         """The characters ``x`` such that a word cut between ``x`` and
         ``mark`` segments as its two sides do alone (the safety of
-        :meth:`_safe_cuts`: both are tokens and no token holds ``x`` then
+        :attr:`_cutter`: both are tokens and no token holds ``x`` then
         ``mark``), or None when no cut is safe in this model."""
         if not self._cuttable or mark not in self._singles:
             return None
-        before = {token[i - 1] for token in self.vocab if mark in token[1:]
-                  for i in range(1, len(token)) if token[i] == mark}
-        return self._singles - before - {mark}
+        return self._singles - self._chars_before(mark) - {mark}
+
+    def _chars_before(self, mark: str) -> set[str]:
+        """The characters some token holds right before ``mark``."""
+        return {token[i - 1] for token in self.vocab if mark in token[1:]
+                for i in range(1, len(token)) if token[i] == mark}
 
     def _split(self, word: str) -> list[str]:
         """A word cut at its safe places: before a mark that follows a
@@ -191,7 +193,7 @@ class MergeBPE(VocabModel):
     def _inner_cut_table(self) -> tuple[regex.Pattern, dict[str, set[str]]]:
         """The non-alphanumeric one-character tokens, and for each the
         characters that precede it inside some token."""
-        left: dict[str, set[str]] = {c: set() for c in self.vocab if len(c) == 1 and not c.isalnum()}
+        left: dict[str, set[str]] = {c: set() for c in self._singles if not c.isalnum()}
         for token in self.vocab:
             for before, char in zip(token, token[1:]):
                 if char in left:

@@ -200,10 +200,12 @@ def train(options: TrainerOptions, progress: Progress, lines: Iterable | None) -
     if options.unk_token not in specials:
         raise TrainerError("--special_tokens must include the unknown token %s (--unk_token)."
                            % options.unk_token)
-    bert = bert_normalizer(options)
+    # The counter subtok count uses too, so count files match this training.
+    _, counter = pretoken_counter(options)
+    bert = counter.shape["normalizer"]
     build = frequency_vocab if options.wordpiece_criterion == "frequency" else likelihood_vocab
     # (no name holds the words here: the builder frees them once it has its table)
-    tokens, scores = build(count_words(options, progress, lines, WordCounter(bert)),
+    tokens, scores = build(count_words(options, progress, lines, counter),
                            options, specials, progress=progress)
     if len(tokens) > options.vocab_size:
         progress.warning("the alphabet alone has %d tokens, more than --vocab_size=%d."
