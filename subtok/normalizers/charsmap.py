@@ -20,6 +20,7 @@ import array
 import functools
 import hashlib
 import json
+import os
 import struct
 import sys
 from collections.abc import Sequence
@@ -479,9 +480,12 @@ WALKS_FILE = "walks.json"
 
 @functools.lru_cache(maxsize=1)
 def _known_walks() -> dict:
-    from importlib import resources
+    # A plain file read: no import at first load (importlib.resources is
+    # not frozen, and a process may by then have dropped the rights to
+    # read the interpreter's library).
     try:
-        text = resources.files(__package__).joinpath("rules", WALKS_FILE).read_text("utf-8")
+        with open(os.path.join(os.path.dirname(__file__), "rules", WALKS_FILE), encoding="utf-8") as handle:
+            text = handle.read()
     except OSError:  # not built yet (scripts/build_charsmap_walks.py): walk every table
         return {}
     return json.loads(text)
