@@ -44,9 +44,26 @@ _NOT_HEX = "[^0-9a-fA-F]"
 
 def translate(pattern: str) -> str:
     """An Oniguruma (Ruby syntax) pattern rewritten for ``regex``."""
+    return _translated(pattern)[0]
+
+
+def _translated(pattern: str, operators: bool = False) -> tuple[str, bool]:
+    """The rewritten pattern, and whether it needs ``regex``'s VERSION1
+    (a character class nested in another, or an ``&&`` intersection).
+
+    Oniguruma's classes nest (``[^(\\s|[.,!?])]`` is one class, BLOOM's
+    Split pattern) and intersect (``[a-z&&[^aeiou]]``). ``regex`` reads
+    both only in VERSION1; in VERSION0 a ``[`` inside a class is literal,
+    so BLOOM's pattern does not compile and ``[a[^b]]`` silently means
+    something else. VERSION1 also reads ``||``, ``--`` and ``~~`` in a
+    class as set operators, which Oniguruma reads as characters: in such
+    a pattern (``operators``) their second character is escaped. Patterns
+    without nested classes keep VERSION0, as before.
+    """
     out: list[str] = []
     i = 0
     in_class = 0
+    version1 = False
     while i < len(pattern):
         char = pattern[i]
         if char == "\\" and i + 1 < len(pattern):
@@ -62,12 +79,39 @@ def translate(pattern: str) -> str:
             i += 2
             continue
         if char == "[":
+            if in_class and not pattern.startswith("[:", i):
+                version1 = True
+            elif in_class:  # a POSIX bracket: [:alpha:] inside a class
+                close = pattern.find(":]", i + 2)
+                if close > 0:
+                    out.append(pattern[i:close + 2])
+                    i = close + 2
+                    continue
             in_class += 1
+            out.append(char)
+            # A "]" first in a class (after an optional "^") is a character.
+            start = i + 1 + (pattern.startswith("^", i + 1))
+            if pattern.startswith("]", start):
+                out.append(pattern[i + 1:start] + "\\]")
+                i = start + 1
+                continue
         elif char == "]" and in_class:
             in_class -= 1
-        out.append(char)
+            out.append(char)
+        elif in_class and char in "&|-~" and pattern.startswith(char, i + 1):
+            if char == "&":
+                version1 = True
+                out.append("&&")
+            else:
+                out.append(char + "\\" + char if operators else char + char)
+            i += 2
+            continue
+        else:
+            out.append(char)
         i += 1
-    return "".join(out)
+    if version1 and not operators:
+        return _translated(pattern, True)
+    return "".join(out), version1
 
 
 _ESCAPES = {"z": r"\Z", "Z": r"(?=\n?\Z)", "h": _HEX, "H": _NOT_HEX}
@@ -83,10 +127,25 @@ def _code_point(digits: str) -> str:
 def compile_onig(pattern: str, where: str = "") -> regex.Pattern:
     """Compile an Oniguruma pattern; a pattern neither engine would take
     is a :class:`ModelFileError` naming ``where``."""
+    text, version1 = _translated(pattern)
+    flags = regex.MULTILINE | (regex.VERSION1 if version1 else 0)
+    if _folds_to_several(pattern):
+        flags |= regex.FULLCASE
     try:
-        return regex.compile(translate(pattern), regex.MULTILINE)
+        return regex.compile(text, flags)
     except (regex.error, ValueError, OverflowError) as exc:
         raise ModelFileError("%sbad regex %r: %s." % (where, pattern, exc)) from None
+
+
+def _folds_to_several(pattern: str) -> bool:
+    """Whether a case-insensitive pattern holds a character whose case
+    folding is several characters (``(?i)\u00df`` matches "ss" and "SS" in
+    Oniguruma, whose default case fold is multi-character:
+    ``ONIGENC_CASE_FOLD_DEFAULT``). ``regex`` does that only with FULLCASE,
+    which costs a little on every case-insensitive match, so other
+    patterns (Llama 3's ``(?i:'s|'t|...)``) go without it."""
+    return "(?" in pattern and any(len(char.casefold()) > 1 for char in pattern) \
+        and regex.search(r"\(\?[a-zA-Z]*i", pattern) is not None
 
 
 def compile_literal(text: str) -> regex.Pattern:
