@@ -194,7 +194,9 @@ def gemma(lines):
     tok = _with_byte_tokens(tok, 4)
     tok.add_special_tokens(_special("<pad>", "<eos>", "<bos>", "<unk>", "<mask>", "<start_of_turn>",
                                     "<end_of_turn>"))
-    tok.add_tokens(_plain("\n\n", "\u2581\u2581", "\t\t", "<table>", "</h1>"))
+    # Gemma's added runs of newlines, tabs and ▁, matched leftmost-longest.
+    tok.add_tokens(_plain(*["\n" * k for k in range(1, 6)], *["\u2581" * k for k in range(2, 6)],
+                          *["\t" * k for k in range(1, 4)], "<table>", "</h1>", "<h1>"))
     tok.post_processor = _template(tok, "<bos> $A", "<bos> $A <bos>:1 $B:1")
     return tok
 
@@ -282,8 +284,19 @@ def xlm_r(lines):
     normalizer = N.Sequence([N.Precompiled(base64.b64decode(_charsmap())), N.Replace(Regex(" {2,}"), " ")])
     tok = _unigram(lines, normalizer, P.Metaspace(replacement="\u2581", prepend_scheme="always"),
                    ["<s>", "<unk>", "</s>", "<pad>"])
-    tok.add_special_tokens(_special("<mask>", lstrip=True))
+    tok.add_special_tokens(_special("<mask>", lstrip=True, normalized=True))
+    tok.add_tokens(_plain("\uff21\uff22", "new  york", normalized=True))
     tok.post_processor = _template(tok, "<s> $A </s>", "<s> $A </s> </s> $B </s>")
+    return tok
+
+
+def nllb(lines):
+    """XLM-R's pipeline with language codes as special tokens, the
+    template putting the text's code first."""
+    tok = _trained(xlm_r, lines)
+    codes = ["eng_Latn", "fra_Latn", "zho_Hans", "__en__"]
+    tok.add_special_tokens(_special(*codes))
+    tok.post_processor = _template(tok, "eng_Latn $A </s>", "eng_Latn $A fra_Latn:1 $B:1 </s>:1")
     return tok
 
 
@@ -330,12 +343,22 @@ def electra(lines):
     tok = _wordpiece(lines, True, ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"])
     tok.post_processor = PP.BertProcessing(("[SEP]", tok.token_to_id("[SEP]")),
                                            ("[CLS]", tok.token_to_id("[CLS]")))
+    # Stored truncation and padding, as many hub files have them.
+    tok.enable_truncation(max_length=48)
+    tok.enable_padding(pad_id=0, pad_token="[PAD]", length=40)
     return tok
 
 
 def distilbert_cased(lines):
     tok = _wordpiece(lines, False, ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"])
     tok.post_processor = _template(tok, "[CLS] $A [SEP]", "[CLS] $A [SEP] $B:1 [SEP]:1")
+    return tok
+
+
+def funnel(lines):
+    """Funnel Transformer's template: [CLS] has type id 2."""
+    tok = _trained(distilbert_cased, lines)
+    tok.post_processor = _template(tok, "[CLS]:2 $A:0 [SEP]:0", "[CLS]:2 $A:0 [SEP]:0 $B:1 [SEP]:1")
     return tok
 
 
@@ -361,6 +384,20 @@ def bart(lines):
     return tok
 
 
+def deberta_v1(lines):
+    """GPT-2 BPE with a prefix space (ByteLevel add_prefix_space), the
+    post-processor trimming it off the offsets, a normalized mask."""
+    tok = tokenizers.Tokenizer(M.BPE())
+    tok.pre_tokenizer = _bytelevel(add_prefix_space=True, use_regex=True)
+    tok.decoder = D.ByteLevel()
+    tok.train_from_iterator(lines, _byte_alphabet_trainer(1000, ["[PAD]", "[CLS]", "[SEP]", "[UNK]"]))
+    tok.add_special_tokens(_special("[MASK]", normalized=True, lstrip=True))
+    tok.add_tokens(_plain(" the end", "ing ", normalized=True) + _plain("Hello", single_word=True))
+    tok.post_processor = PP.RobertaProcessing(("[SEP]", 2), ("[CLS]", 1), trim_offsets=True,
+                                              add_prefix_space=True)
+    return tok
+
+
 def clip(lines):
     tok = tokenizers.Tokenizer(M.BPE(unk_token="<|endoftext|>", end_of_word_suffix="</w>",
                                      continuing_subword_prefix=""))
@@ -372,6 +409,9 @@ def clip(lines):
                                                 initial_alphabet=P.ByteLevel.alphabet()))
     tok.post_processor = PP.RobertaProcessing(("<|endoftext|>", 1), ("<|startoftext|>", 0),
                                               trim_offsets=False, add_prefix_space=False)
+    # CLIP's added tokens are normalized (lowercased before matching).
+    tok.add_special_tokens(_special("<|startoftext|>", "<|endoftext|>", normalized=True))
+    tok.add_tokens(_plain("Ünïcode", "two words", normalized=True))
     return tok
 
 
@@ -383,6 +423,23 @@ def smollm(lines):
     tok.train_from_iterator(lines, _byte_alphabet_trainer(1000, ["<|endoftext|>", "<|im_start|>",
                                                                  "<|im_end|>", "<repo_name>",
                                                                  "<file_sep>", "<filename>"]))
+    return tok
+
+
+def command_r(lines):
+    """Cohere's Command-R: NFC, single digits, GPT-2's ByteLevel regex
+    with its offsets trimmed, a BOS template."""
+    tok = tokenizers.Tokenizer(M.BPE())
+    tok.normalizer = N.NFC()
+    tok.pre_tokenizer = P.Sequence([P.Digits(individual_digits=True), _bytelevel(use_regex=True)])
+    tok.decoder = D.ByteLevel()
+    tok.train_from_iterator(lines, _byte_alphabet_trainer(900, ["<PAD>", "<UNK>", "<CLS>", "<SEP>",
+                                                                "<MASK_TOKEN>", "<BOS_TOKEN>",
+                                                                "<EOS_TOKEN>"]))
+    tok.add_special_tokens(_special("<|START_OF_TURN_TOKEN|>", "<|END_OF_TURN_TOKEN|>", "<|USER_TOKEN|>"))
+    tok.post_processor = PP.Sequence([
+        PP.ByteLevel(trim_offsets=True),
+        _template(tok, "<BOS_TOKEN> $A", "<BOS_TOKEN> $A $B:1")])
     return tok
 
 
@@ -414,8 +471,20 @@ def sentencepiece_unigram(lines):
     return tok
 
 
+_TRAINED: dict = {}
+
+
+def _trained(shape, lines) -> tokenizers.Tokenizer:
+    """``shape(lines)``, trained once per session (nllb reuses xlm_r's
+    model, funnel distilbert's)."""
+    if shape.__name__ not in _TRAINED:
+        _TRAINED[shape.__name__] = shape(lines).to_str()
+    return tokenizers.Tokenizer.from_str(_TRAINED[shape.__name__])
+
+
 SHAPES = [llama3, qwen2, mistral_nemo, mistral_v3, gemma, deepseek, deepseek_v3, phi3, falcon, bloom,
-          xlm_r, albert, deberta_v3, mpnet, electra, distilbert_cased, wav2vec2, bart, clip, smollm,
+          xlm_r, nllb, albert, deberta_v3, mpnet, electra, distilbert_cased, funnel, wav2vec2, bart, deberta_v1,
+          clip, smollm, command_r,
           char_bpe, sentencepiece_bpe, sentencepiece_unigram]
 
 
@@ -428,7 +497,7 @@ def built(tmp_path_factory):
     folder = tmp_path_factory.mktemp("hub_shapes")
     out = {}
     for shape in SHAPES:
-        text = shape(lines).to_str()
+        text = _trained(shape, lines).to_str()
         path = folder / ("%s.tokenizer.json" % shape.__name__)
         path.write_text(text, encoding="utf-8")
         out[shape.__name__] = (path, text)
@@ -438,6 +507,19 @@ def built(tmp_path_factory):
 @pytest.fixture(scope="module")
 def test_texts():
     return corpus_lines(TEST_LINES_PER_CORPUS, seed=5)
+
+
+def _added_token_lines(text: str) -> list[str]:
+    """Each added token with the whitespace its lstrip/rstrip/single_word
+    flags look at, glued to itself and to words, and in chat layouts."""
+    names = [t["content"] for t in json.loads(text)["added_tokens"]]
+    out = []
+    for name in names:
+        out += ["a %s b" % name, "a  %s\t b" % name, "x\n%s\n\ny" % name, name + name,
+                " %s" % name, "%s " % name, "word%sword" % name, "%s%s" % (name.upper(), name.lower())]
+    for first, second in zip(names, names[1:] + names[:1]):
+        out.append("%suser\nHello there  %s\n%s assistant\r\n\n Hi!%s" % (first, second, first, second))
+    return out
 
 
 def _mismatches(ours, ref, texts, bare_too):
@@ -471,7 +553,8 @@ def test_shape_matches_tokenizers(shape, built, test_texts):
     path, text = built[shape]
     ref = tokenizers.Tokenizer.from_str(text)
     ours = Tokenizer.from_str(text)
-    hostile = [line for line in hostile_lines(path) + HOSTILE_EXTRA if len(line) <= LONGEST]
+    hostile = [line for line in hostile_lines(path) + HOSTILE_EXTRA + _added_token_lines(text)
+               if len(line) <= LONGEST]
     bad = _mismatches(ours, ref, test_texts + hostile, set(hostile))
     assert not bad, "%d mismatches, first: %r" % (len(bad), bad[:3])
 
