@@ -559,6 +559,26 @@ def test_shape_matches_tokenizers(shape, built, test_texts):
     assert not bad, "%d mismatches, first: %r" % (len(bad), bad[:3])
 
 
+@pytest.mark.parametrize("shape", ["llama3", "mistral_v3", "xlm_r", "mpnet", "clip"])
+def test_batches_with_padding_and_truncation(shape, built, test_texts):
+    """encode_batch of texts and pairs with stored truncation (stride) and
+    padding (left or right, to a multiple) set, as many hub files have."""
+    tok = tokenizers.Tokenizer.from_str(built[shape][1])
+    tok.enable_padding(pad_id=0, pad_token=tok.id_to_token(0), pad_to_multiple_of=8,
+                       direction="left" if shape in ("llama3", "xlm_r") else "right")
+    tok.enable_truncation(max_length=30, stride=3)
+    text = tok.to_str()
+    ref, ours = tokenizers.Tokenizer.from_str(text), Tokenizer.from_str(text)
+    texts = test_texts[::6]
+
+    def fields(encodings):
+        return [(e.ids, e.tokens, e.offsets, e.attention_mask, e.type_ids, e.special_tokens_mask)
+                for e in encodings]
+    assert fields(ours.encode_batch(texts)) == fields(ref.encode_batch(texts))
+    pairs = list(zip(texts[::2], texts[1::2]))
+    assert fields(ours.encode_batch(pairs)) == fields(ref.encode_batch(pairs))
+
+
 #: Oniguruma class syntax that ``regex`` reads only in VERSION1 or with
 #: FULLCASE (subtok.patterns._translated, _folds_to_several).
 CLASS_PATTERNS = [BLOOM_PATTERN, "[a-z&&[^aeiou]]+", "[a[^b]]+", "[\\w&&\\D]+", "[[:alpha:]]+",
