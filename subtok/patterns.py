@@ -59,13 +59,57 @@ def _translated(pattern: str, operators: bool = False) -> tuple[str, bool]:
     class as set operators, which Oniguruma reads as characters: in such
     a pattern (``operators``) their second character is escaped. Patterns
     without nested classes keep VERSION0, as before.
+
+    A counted repetition followed by another quantifier stacks in Ruby
+    syntax: ``X{n,m}+`` is ``(?:X{n,m})+`` ("possessive op. in
+    ONIG_SYNTAX_JAVA and ONIG_SYNTAX_PERL only", Oniguruma's doc/RE), and
+    so are ``X{n,m}*``, ``X{n}?`` and ``X{n}{m}`` (``X{n,m}?`` stays lazy).
+    ``regex`` reads ``{n,m}+`` as possessive: tiktoken's cl100k pattern in a
+    tokenizer.json (``\\p{N}{1,3}+``) cut "1800" as "180" "0" where
+    tokenizers keeps "1800". The atom before the count (``atom``, an index
+    into ``out``) is wrapped in a group.
     """
     out: list[str] = []
     i = 0
     in_class = 0
     version1 = False
+    atom: int | None = None  # where the last atom outside classes starts in out
+    class_start = 0
+    groups: list[int] = []
     while i < len(pattern):
         char = pattern[i]
+        if not in_class:
+            if char == "{":
+                interval = _INTERVAL.match(pattern, i)
+                if interval is not None and (interval.group(1) or interval.group(3)):
+                    end = interval.end()
+                    after = pattern[end:end + 1]
+                    if atom is not None and (after in ("+", "*", "{")
+                                             or (after == "?" and not interval.group(2))):
+                        out.insert(atom, "(?:")
+                        out.append(interval.group() + ")")
+                    else:
+                        out.append(interval.group())
+                    i = end
+                    continue
+                # Not a count: a brace (regex would read "{,}" as one).
+                atom = len(out)
+                out.append("\\{")
+                i += 1
+                continue
+            elif char == "(":
+                groups.append(len(out))
+            elif char == ")":
+                atom = groups.pop() if groups else None
+                out.append(char)
+                i += 1
+                continue
+            elif char == "[":
+                class_start = len(out)
+            elif char == "|":
+                atom = None
+            elif char not in "*+?":
+                atom = len(out)
         if char == "\\" and i + 1 < len(pattern):
             escape = pattern[i + 1]
             if escape == "x" and pattern.startswith("{", i + 2):
@@ -74,6 +118,27 @@ def _translated(pattern: str, operators: bool = False) -> tuple[str, bool]:
                     out.append(_code_point(pattern[i + 3:close]))
                     i = close + 1
                     continue
+            if escape in "pP" and pattern.startswith("{", i + 2):  # \p{..} whole
+                close = pattern.find("}", i + 3)
+                if close > 0:
+                    out.append(pattern[i:close + 1])
+                    i = close + 1
+                    continue
+            if escape in "pP":  # Ruby syntax has no \pL: a "p" or "P"
+                out.append(escape)
+                i += 2
+                continue
+            if escape in _WORD_ESCAPES:
+                replacement = _WORD_ESCAPES[escape][bool(in_class)]
+                version1 = version1 or (bool(in_class) and escape == "w")
+                out.append(replacement)
+                i += 2
+                continue
+            digits = _HEX_DIGITS.get(escape)  # \uHHHH, \xHH whole
+            if digits and _HEX_RUN.fullmatch(pattern, i + 2, i + 2 + digits):
+                out.append(pattern[i:i + 2 + digits])
+                i += 2 + digits
+                continue
             out.append(_ESCAPES_IN_CLASS.get(escape) if in_class and escape in _ESCAPES_IN_CLASS
                        else _ESCAPES.get(escape, pattern[i:i + 2]))
             i += 2
@@ -84,7 +149,9 @@ def _translated(pattern: str, operators: bool = False) -> tuple[str, bool]:
             elif in_class:  # a POSIX bracket: [:alpha:] inside a class
                 close = pattern.find(":]", i + 2)
                 if close > 0:
-                    out.append(pattern[i:close + 2])
+                    name = pattern[i + 2:close]
+                    out.append(_POSIX.get(name, pattern[i:close + 2]))
+                    version1 = version1 or name == "word"
                     i = close + 2
                     continue
             in_class += 1
@@ -98,6 +165,8 @@ def _translated(pattern: str, operators: bool = False) -> tuple[str, bool]:
         elif char == "]" and in_class:
             in_class -= 1
             out.append(char)
+            if not in_class:
+                atom = class_start
         elif in_class and char in "&|-~" and pattern.startswith(char, i + 1):
             if char == "&":
                 version1 = True
@@ -114,6 +183,27 @@ def _translated(pattern: str, operators: bool = False) -> tuple[str, bool]:
     return "".join(out), version1
 
 
+#: Oniguruma's word characters are Alphabetic, marks, Nd and Pc
+#: (``ONIGENC_CTYPE_WORD``); regex's ``\w`` also has the joiners U+200C
+#: and U+200D (UTS #18's Join_Control), which occur inside Persian and
+#: Indic words and emoji ZWJ sequences. Each escape's form outside and
+#: inside a class (the latter needs VERSION1 for ``\w``).
+_JOINERS = "\u200c\u200d"
+_WORD = "[^\\W%s]" % _JOINERS
+_WORD_ESCAPES = {
+    "w": (_WORD, "[\\w--[%s]]" % _JOINERS),
+    "W": ("[\\W%s]" % _JOINERS, "\\W" + _JOINERS),
+    "b": ("(?:(?<=%s)(?!%s)|(?<!%s)(?=%s))" % (_WORD, _WORD, _WORD, _WORD), "\\b"),
+    "B": ("(?:(?<=%s)(?=%s)|(?<!%s)(?!%s))" % (_WORD, _WORD, _WORD, _WORD), "\\B"),
+}
+#: POSIX brackets whose Unicode reading differs between the engines
+#: (Oniguruma: digit is Nd, alnum is Alphabetic or Nd, punct is P or S;
+#: regex: ASCII digits, and P only).
+_POSIX = {"digit": "\\p{Nd}", "alnum": "\\p{Alphabetic}\\p{Nd}", "punct": "\\p{P}\\p{S}",
+          "word": _WORD_ESCAPES["w"][1]}
+_HEX_DIGITS = {"u": 4, "x": 2}
+_HEX_RUN = regex.compile("[0-9a-fA-F]+")
+_INTERVAL = regex.compile(r"\{(\d*)(,?)(\d*)\}")
 _ESCAPES = {"z": r"\Z", "Z": r"(?=\n?\Z)", "h": _HEX, "H": _NOT_HEX}
 _ESCAPES_IN_CLASS = {"h": "0-9a-fA-F"}
 

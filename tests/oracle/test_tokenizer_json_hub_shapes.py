@@ -18,6 +18,7 @@ import pytest
 
 from conftest import run_subtok
 from hf_data import INTEROP_DIR, corpus_lines, hostile_lines
+from subtok.pretokenizers.tiktoken_patterns import CL100K_PATTERN, O200K_PATTERN, R50K_PATTERN
 from subtok.tokenizer import Tokenizer
 
 import tokenizers  # the oracle (pinned by the test extra); missing means failing, not skipping
@@ -139,6 +140,18 @@ def llama3(lines):
     tok.post_processor = PP.Sequence([
         PP.ByteLevel(trim_offsets=False),
         _template(tok, "<|begin_of_text|> $A", "<|begin_of_text|> $A <|begin_of_text|>:1 $B:1")])
+    return tok
+
+
+def cl100k_converted(lines):
+    """A tiktoken encoding converted by transformers' TikTokenConverter:
+    tiktoken's own cl100k pattern (possessive quantifiers, and
+    ``\\p{N}{1,3}+``, which Oniguruma reads as "one or more runs of 1-3")."""
+    tok = tokenizers.Tokenizer(M.BPE(ignore_merges=True))
+    tok.pre_tokenizer = P.Sequence([_split(CL100K_PATTERN), _bytelevel()])
+    tok.decoder = D.ByteLevel()
+    tok.train_from_iterator(lines, _byte_alphabet_trainer(900))
+    tok.add_special_tokens(_special("<|endoftext|>", "<|fim_prefix|>", "<|endofprompt|>"))
     return tok
 
 
@@ -482,7 +495,7 @@ def _trained(shape, lines) -> tokenizers.Tokenizer:
     return tokenizers.Tokenizer.from_str(_TRAINED[shape.__name__])
 
 
-SHAPES = [llama3, qwen2, mistral_nemo, mistral_v3, gemma, deepseek, deepseek_v3, phi3, falcon, bloom,
+SHAPES = [llama3, cl100k_converted, qwen2, mistral_nemo, mistral_v3, gemma, deepseek, deepseek_v3, phi3, falcon, bloom,
           xlm_r, nllb, albert, deberta_v3, mpnet, electra, distilbert_cased, funnel, wav2vec2, bart, deberta_v1,
           clip, smollm, command_r,
           char_bpe, sentencepiece_bpe, sentencepiece_unigram]
@@ -579,20 +592,32 @@ def test_batches_with_padding_and_truncation(shape, built, test_texts):
     assert fields(ours.encode_batch(pairs)) == fields(ref.encode_batch(pairs))
 
 
-#: Oniguruma class syntax that ``regex`` reads only in VERSION1 or with
-#: FULLCASE (subtok.patterns._translated, _folds_to_several).
-CLASS_PATTERNS = [BLOOM_PATTERN, "[a-z&&[^aeiou]]+", "[a[^b]]+", "[\\w&&\\D]+", "[[:alpha:]]+",
-                  "[+--]+", "[--/]+", "[]a]+", "[^]a]+", "[a||b[c]]+", "[~~[x]]+", "[a-c[:digit:]]+",
-                  "[a[b-d]&&[^c]]+", "[a&b]+", "(?i)\u00df", "(?i)[\u00df]+", "(?i:'s|'t|'re)"]
-CLASS_TEXT = ("hello, world (x|y) [a] ok\u2026yes a+,-b ab12cd abcb ]]x^-~~||&&z [:alpha:] 09 "
-              "\u00df SS \u1e9e ss \u017f 'S 'T 'rE")
+#: Oniguruma (Ruby syntax) that ``regex`` reads otherwise unless rewritten
+#: (subtok.patterns._translated, _folds_to_several): nested classes and
+#: intersections, a "]" first in a class, multi-character case folds, and
+#: counted repetitions with a quantifier after them (cl100k's pattern).
+ONIG_PATTERNS = [BLOOM_PATTERN, "[a-z&&[^aeiou]]+", "[a[^b]]+", "[\\w&&\\D]+", "[[:alpha:]]+",
+                 "[+--]+", "[--/]+", "[]a]+", "[^]a]+", "[a||b[c]]+", "[~~[x]]+", "[a-c[:digit:]]+",
+                 "[a[b-d]&&[^c]]+", "[a&b]+", "(?i)\u00df", "(?i)[\u00df]+", "(?i:'s|'t|'re)",
+                 "\\p{N}{1,3}+", "a{2}+", "a{2}?", "a{1,2}?", "a{2,}+", "a{,2}+", "[ab]{2}+", "a{2}{2}",
+                 "a{2,3}*", "a{2}++", "(?:a|b){2}+", "a{,}", "x{}", "a{ 2}", "\\x{61}{2}+", "\\u0061{2}+",
+                 "\\x61{2}+", "[\\p{N}]{2}+", CL100K_PATTERN, O200K_PATTERN, R50K_PATTERN,
+                 "\\pL+", "\\PL+", "[[:digit:]]+", "[[:alnum:]]+", "[[:punct:]]+", "[[:word:]]+",
+                 "[[:xdigit:]]+", "\\w+", "[\\w'-]+", "\\w+|[^\\w\\s]+", "\\W+", "[\\W]+", "[^\\W\\d]+",
+                 "\\b", "\\B", "\\b\\w+\\b"]
+ONIG_TEXT = ("hello, world (x|y) [a] ok\u2026yes a+,-b ab12cd abcb ]]x^-~~||&&z [:alpha:] 09 "
+             "\u00df SS \u1e9e ss \u017f 'S 'T 'rE aaaaa b aa years 1800 and 1234567 abab a{,} x{} "
+             "a{ 2} {3} it's  \n\n x  pLLL xpL 12\u06634 \uff10\uff19 \u216b ab\u200cc\u200dd "
+             "_ $+<=>^`|~ \u00a1\u00a7\u00ab\u20ac\u2122\u24b6\U0001f600 \u00ad \u0301 "
+             "\U0001f469\u200d\U0001f4bb \u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645")
 
 
-@pytest.mark.parametrize("pattern", CLASS_PATTERNS)
-def test_oniguruma_classes(pattern):
+@pytest.mark.parametrize("pattern", ONIG_PATTERNS)
+def test_oniguruma_syntax(pattern):
     from subtok.patterns import compile_onig, find_matches
-    want = P.Split(Regex(pattern), "isolated").pre_tokenize_str(CLASS_TEXT)
-    got = [(CLASS_TEXT[b:e], (b, e)) for b, e, _ in find_matches(compile_onig(pattern), CLASS_TEXT)]
+    want = P.Split(Regex(pattern), "isolated").pre_tokenize_str(ONIG_TEXT)
+    got = [(ONIG_TEXT[b:e], (b, e)) for b, e, _ in find_matches(compile_onig(pattern), ONIG_TEXT)
+           if b < e]
     assert got == want
 
 
