@@ -128,17 +128,18 @@ def _translated(pattern: str, operators: bool = False) -> tuple[str, bool]:
                 out.append(escape)
                 i += 2
                 continue
+            other = _other_escape(pattern, i, bool(in_class))
+            if other is not None:
+                text, i = other
+                out.append(text)
+                continue
             if escape in _WORD_ESCAPES:
                 replacement = _WORD_ESCAPES[escape][bool(in_class)]
                 version1 = version1 or (bool(in_class) and escape == "w")
                 out.append(replacement)
                 i += 2
                 continue
-            digits = _HEX_DIGITS.get(escape)  # \uHHHH, \xHH whole
-            if digits and _HEX_RUN.fullmatch(pattern, i + 2, i + 2 + digits):
-                out.append(pattern[i:i + 2 + digits])
-                i += 2 + digits
-                continue
+
             out.append(_ESCAPES_IN_CLASS.get(escape) if in_class and escape in _ESCAPES_IN_CLASS
                        else _ESCAPES.get(escape, pattern[i:i + 2]))
             i += 2
@@ -202,6 +203,49 @@ _WORD_ESCAPES = {
 _POSIX = {"digit": "\\p{Nd}", "alnum": "\\p{Alphabetic}\\p{Nd}", "punct": "\\p{P}\\p{S}",
           "word": _WORD_ESCAPES["w"][1]}
 _HEX_DIGITS = {"u": 4, "x": 2}
+#: Escapes of letters that are the letter itself in Oniguruma (Ruby
+#: syntax) and an error or something else in regex.
+_LITERAL_LETTERS = frozenset("ijklmoquxEFIJLQTUV")
+_CONTROL = regex.compile(r"\\(?:c|C-)(.)", regex.DOTALL)
+_OCTAL = regex.compile(r"\\o\{([0-7]+)\}")
+_BACKREF = regex.compile(r"\\k<(-?\d+|\w+)>")
+
+
+def _other_escape(pattern: str, i: int, in_class: bool) -> tuple[str, int] | None:
+    """The regex text of an Oniguruma escape at ``pattern[i]`` that regex
+    reads otherwise, and where the escape ends; None for the others.
+    ``\\uHHHH`` and ``\\xHH`` are taken whole (a count after them applies
+    to the character); ``\\e`` is ESC, ``\\cX``/``\\C-X`` control
+    characters, ``\\o{..}`` octal, ``\\N`` not a newline, ``\\O`` any
+    character, ``\\k<name>`` a back-reference; other letters in
+    ``_LITERAL_LETTERS`` are themselves."""
+    escape = pattern[i + 1]
+    digits = _HEX_DIGITS.get(escape)
+    if digits and i + 2 + digits <= len(pattern) and _HEX_RUN.fullmatch(pattern, i + 2, i + 2 + digits):
+        return pattern[i:i + 2 + digits], i + 2 + digits
+    if escape == "x":
+        found = _HEX_RUN.match(pattern, i + 2, i + 4)  # \xH or \xHH (\x{..}: the caller)
+        if found:
+            return "\\x%02x" % int(found.group(), 16), found.end()
+        if pattern.startswith("{", i + 2):
+            return None
+    if escape == "e":
+        return "\\x1b", i + 2
+    found = _CONTROL.match(pattern, i)
+    if found:
+        return "\\x%02x" % (ord(found.group(1)) & 0x1F), found.end()
+    found = _OCTAL.match(pattern, i)
+    if found:
+        return _code_point("%x" % int(found.group(1), 8)), found.end()
+    if not in_class and escape in "NO":
+        return ("[^\\n]" if escape == "N" else "[\\s\\S]"), i + 2
+    found = _BACKREF.match(pattern, i)
+    if found:
+        name = found.group(1)
+        return ("(?P=%s)" % name if not name.lstrip("-").isdigit() else "\\" + name), found.end()
+    if escape in _LITERAL_LETTERS:
+        return escape, i + 2
+    return None
 _HEX_RUN = regex.compile("[0-9a-fA-F]+")
 _INTERVAL = regex.compile(r"\{(\d*)(,?)(\d*)\}")
 _ESCAPES = {"z": r"\Z", "Z": r"(?=\n?\Z)", "h": _HEX, "H": _NOT_HEX}

@@ -594,8 +594,9 @@ def test_batches_with_padding_and_truncation(shape, built, test_texts):
 
 #: Oniguruma (Ruby syntax) that ``regex`` reads otherwise unless rewritten
 #: (subtok.patterns._translated, _folds_to_several): nested classes and
-#: intersections, a "]" first in a class, multi-character case folds, and
-#: counted repetitions with a quantifier after them (cl100k's pattern).
+#: intersections, a "]" first in a class, multi-character case folds,
+#: counted repetitions with a quantifier after them (cl100k's pattern),
+#: word characters and the joiners, POSIX brackets, Ruby-only escapes.
 ONIG_PATTERNS = [BLOOM_PATTERN, "[a-z&&[^aeiou]]+", "[a[^b]]+", "[\\w&&\\D]+", "[[:alpha:]]+",
                  "[+--]+", "[--/]+", "[]a]+", "[^]a]+", "[a||b[c]]+", "[~~[x]]+", "[a-c[:digit:]]+",
                  "[a[b-d]&&[^c]]+", "[a&b]+", "(?i)\u00df", "(?i)[\u00df]+", "(?i:'s|'t|'re)",
@@ -604,12 +605,14 @@ ONIG_PATTERNS = [BLOOM_PATTERN, "[a-z&&[^aeiou]]+", "[a[^b]]+", "[\\w&&\\D]+", "
                  "\\x61{2}+", "[\\p{N}]{2}+", CL100K_PATTERN, O200K_PATTERN, R50K_PATTERN,
                  "\\pL+", "\\PL+", "[[:digit:]]+", "[[:alnum:]]+", "[[:punct:]]+", "[[:word:]]+",
                  "[[:xdigit:]]+", "\\w+", "[\\w'-]+", "\\w+|[^\\w\\s]+", "\\W+", "[\\W]+", "[^\\W\\d]+",
-                 "\\b", "\\B", "\\b\\w+\\b"]
+                 "\\b", "\\B", "\\b\\w+\\b", "\\e", "\\cA", "\\C-a", "\\o{101}", "[\\e\\a]+",
+                 "(?<n>a)\\k<n>", "\\x4", "\\x41{2}+", "\\N+", "\\O", "\\q", "\\k", "\\E+"]
 ONIG_TEXT = ("hello, world (x|y) [a] ok\u2026yes a+,-b ab12cd abcb ]]x^-~~||&&z [:alpha:] 09 "
              "\u00df SS \u1e9e ss \u017f 'S 'T 'rE aaaaa b aa years 1800 and 1234567 abab a{,} x{} "
              "a{ 2} {3} it's  \n\n x  pLLL xpL 12\u06634 \uff10\uff19 \u216b ab\u200cc\u200dd "
              "_ $+<=>^`|~ \u00a1\u00a7\u00ab\u20ac\u2122\u24b6\U0001f600 \u00ad \u0301 "
-             "\U0001f469\u200d\U0001f4bb \u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645")
+             "\U0001f469\u200d\U0001f4bb \u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645 "
+             "\x1b\x01\x04\x07 qkEE AAA")
 
 
 @pytest.mark.parametrize("pattern", ONIG_PATTERNS)
