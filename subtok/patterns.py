@@ -139,7 +139,6 @@ def _translated(pattern: str, operators: bool = False) -> tuple[str, bool]:
                 out.append(replacement)
                 i += 2
                 continue
-
             out.append(_ESCAPES_IN_CLASS.get(escape) if in_class and escape in _ESCAPES_IN_CLASS
                        else _ESCAPES.get(escape, pattern[i:i + 2]))
             i += 2
