@@ -130,24 +130,26 @@ class _State:
         """Forget pair ``key`` (a duplicate string) until it is added again."""
         self.retired[key] = self.pairs.pop(key)[1]
 
-    def _add_pair(self, pair: str, with_unknown: bool, freq: int, word: int, stamp: int) -> int:
-        """A pair first seen (or seen again) in ``word``; returns the next stamp.
+    def _add_pair(self, pair: str, with_unknown: bool, stamp: int, freq: int = 0, *word: int) -> int:
+        """A pair first seen (or seen again); returns the next stamp.
 
         A pair with the unknown symbol never becomes a candidate; a retired
         pair comes back with its old stamp, so ties keep their first-seen
-        order.
+        order. ``word``, if given, is the word it was seen in; the callers
+        that add the word themselves right after give none, so that it is
+        not listed twice.
         """
         old = self.retired.get(pair)
         if old is None:
             if with_unknown:
                 self.retired[pair] = _NONE
             else:
-                self.pairs[pair] = [freq, stamp, word]
+                self.pairs[pair] = [freq, stamp, *word]
                 stamp += 1
                 self.new_pairs.append(pair)
         elif old >= 0:
             del self.retired[pair]
-            self.pairs[pair] = [freq, old, word]
+            self.pairs[pair] = [freq, old, *word]
             self.new_pairs.append(pair)
         return stamp
 
@@ -202,12 +204,12 @@ class _State:
                         entry[0] += f
                         entry.append(w)
                     else:
-                        stamp = self._add_pair(pair, False, f, w, stamp)
+                        stamp = self._add_pair(pair, False, stamp, f, w)
                 elif i > 0:
                     p = s[i - 1]
                     both = before.get(p)
                     if both is None:
-                        stamp = self._add_pair(p + merged, p == unk, 0, w, stamp)
+                        stamp = self._add_pair(p + merged, p == unk, stamp)
                         both = before[p] = (get(p + left), get(p + merged))
                     entry, gain = both
                     if entry is not None:
@@ -221,7 +223,7 @@ class _State:
                     n = s[i + 2]
                     both = after.get(n)
                     if both is None:
-                        stamp = self._add_pair(merged + n, n == unk, 0, w, stamp)
+                        stamp = self._add_pair(merged + n, n == unk, stamp)
                         both = after[n] = (get(right + n), get(merged + n))
                     entry, gain = both
                     if entry is not None:
