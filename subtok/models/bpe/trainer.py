@@ -51,8 +51,6 @@ from subtok.training.corpus import Corpus, Progress, sorted_items
 from subtok.training.spec import TrainerOptions
 from subtok.training.validity import PieceValidator
 
-_NONE = -1
-
 
 class _State:
     """Symbols, words as strings of symbol characters, and pair statistics.
@@ -66,13 +64,14 @@ class _State:
     ``pairs[pair]`` is ``[frequency, stamp, word, word, ...]``: the current
     frequency, the order in which the pair was first seen (the tie-break
     between two splits of the same string), and the words where the pair
-    was added (repeated, possibly stale). A pair left with no occurrence
-    after a merge keeps only its stamp, in ``zeros``, until the queue runs
-    dry. A pair leaving ``pairs`` for good or for now is in ``retired``:
-    its stamp if it was dropped as a duplicate (it may come back), -1 if it
-    can never be a piece (U+2585, or found invalid). Validity is checked
-    only when a pair reaches the top (:meth:`valid_pair`): an invalid
-    pair's counts never influence another pair.
+    was added (in word order, possibly repeated or stale). A pair left with
+    no occurrence after a merge keeps only its stamp, in ``zeros``, until
+    the queue runs dry. A pair with U+2585 is never in ``pairs``; one
+    merged, dropped as a duplicate or found invalid leaves it for good (it
+    can never gain occurrences again: only pairs with the newest symbol
+    do). Validity is checked only when a pair reaches the top
+    (:meth:`valid_pair`): an invalid pair's counts never influence another
+    pair.
     """
 
     def __init__(self, words: list[tuple[str, int]], validator: PieceValidator) -> None:
@@ -83,15 +82,13 @@ class _State:
                        if chr(c) not in used)
         self.strings: dict[str, str] = {}  # merged symbol -> its string
         self.unk = UNK_CHAR
-        self.retired: dict[str, int] = {}
         self.zeros: list[int] = []  # pairs without occurrences, packed (see merge)
         self.pairs: dict[str, list] = {}
-        self.checked: set[str] = set()
         self.word_freq = [f for _, f in words]
         self.words = [w for w, _ in words]
         self.new_pairs: list[str] = []
         self.stamps = 0
-        pairs, new_pairs, retired = self.pairs, self.new_pairs, self.retired
+        pairs, new_pairs = self.pairs, self.new_pairs
         get = pairs.get
         unk = self.unk
         stamp = 0
@@ -102,10 +99,7 @@ class _State:
                 if entry is not None:
                     entry[0] += f
                     entry.append(w)
-                elif key not in retired:
-                    if unk in key:
-                        retired[key] = _NONE
-                        continue
+                elif unk not in key:
                     pairs[key] = [f, stamp, w]
                     stamp += 1
                     new_pairs.append(key)
@@ -117,133 +111,101 @@ class _State:
 
     def valid_pair(self, key: str) -> bool:
         """Whether pair ``key`` may become a piece; an invalid one is forgotten."""
-        if key in self.checked:
-            return True
         if self.valid(self.text(key)):
-            self.checked.add(key)
             return True
-        self.retired[key] = _NONE
         del self.pairs[key]
         return False
 
     def drop(self, key: str) -> None:
-        """Forget pair ``key`` (a duplicate string) until it is added again."""
-        self.retired[key] = self.pairs.pop(key)[1]
-
-    def _add_pair(self, pair: str, with_unknown: bool, stamp: int, freq: int = 0, *word: int) -> int:
-        """A pair first seen (or seen again); returns the next stamp.
-
-        A pair with the unknown symbol never becomes a candidate; a retired
-        pair comes back with its old stamp, so ties keep their first-seen
-        order. ``word``, if given, is the word it was seen in; the callers
-        that add the word themselves right after give none, so that it is
-        not listed twice.
-        """
-        old = self.retired.get(pair)
-        if old is None:
-            if with_unknown:
-                self.retired[pair] = _NONE
-            else:
-                self.pairs[pair] = [freq, stamp, *word]
-                stamp += 1
-                self.new_pairs.append(pair)
-        elif old >= 0:
-            del self.retired[pair]
-            self.pairs[pair] = [freq, old, *word]
-            self.new_pairs.append(pair)
-        return stamp
+        """Forget pair ``key`` (a duplicate string)."""
+        del self.pairs[key]
 
     def merge(self, key: str) -> None:
         """Rewrite every occurrence of pair ``key`` with a new symbol.
 
-        The updates are those of rewriting the occurrences one by one, left
+        The counts are those of rewriting the occurrences one by one, left
         to right, word by word (in word order): for each, the pairs with
         the left and right neighbours lose the word's count, then the pairs
         (left, merged) and (merged, right) gain it - so a pair between two
         occurrences ("abab") is created and removed again, as in
-        sentencepiece.
+        sentencepiece. New pairs get their stamps in the order they first
+        appear in that walk.
+
+        Per occurrence only the new pairs' gains are summed (in one dict,
+        whose order is the first-seen order); the pair each new one
+        replaces (``p + left`` for ``p + merged``, ``right + n`` for
+        ``merged + n``) loses that sum once per merge.
         """
         left, right = key
         merged = next(self._fresh)
         self.strings[merged] = self.text(key)
         pairs = self.pairs
         words, word_freq = self.words, self.word_freq
-        get = pairs.get
-        unk = self.unk
-        stamp = self.stamps
         occurrences = pairs.pop(key)  # gone for good: no later merge can add it back
-        zeroed: list[str] = []
-        # Per neighbour symbol, the entries of the pair it loses and of the
-        # pair it gains, looked up (and the new one made) once per merge
-        # instead of once per occurrence. Entries stay the same objects
-        # during a merge: only pairs with the new symbol are added, and
-        # emptied pairs leave after the loop.
-        before: dict[str, tuple] = {}  # p -> (entry of p+left, entry of p+merged)
-        after: dict[str, tuple] = {}  # n -> (entry of right+n, entry of merged+n)
-        for w in sorted(set(occurrences[2:])):
+        gained: dict[str, list] = {}  # new pair -> [gain, stamp, word, ...]
+        get = gained.get
+        adjacent = 0  # what (merged, left) loses again between two adjacent occurrences
+        # An occurrence list is appended to in word order (at the start, or
+        # in the one merge that made its pair's newer symbol), so words come
+        # in order; a repeated or stale word no longer holds the pair.
+        for w in itertools.islice(occurrences, 2, None):
             s = words[w]
-            i = s.find(key)
-            if i < 0:
-                continue  # stale
+            if key not in s:
+                continue
+            head, _, tail = s.partition(key)
             f = word_freq[w]
-            last = len(s) - 2
-            end = -1
-            while i >= 0:
-                # The left neighbour's updates, then the right one's: they
-                # touch different pairs, so the counts and the first-seen
-                # order of new pairs are those of all losses before all gains.
-                if i == end:
-                    # (merged, left), just added by the previous occurrence, loses it again.
-                    entry = get(merged + left)
-                    entry[0] -= f
-                    if not entry[0]:
-                        zeroed.append(merged + left)
-                    pair = merged + merged
-                    entry = get(pair)
-                    if entry is not None:
-                        entry[0] += f
-                        entry.append(w)
-                    else:
-                        stamp = self._add_pair(pair, False, stamp, f, w)
-                elif i > 0:
-                    p = s[i - 1]
-                    both = before.get(p)
-                    if both is None:
-                        stamp = self._add_pair(p + merged, p == unk, stamp)
-                        both = before[p] = (get(p + left), get(p + merged))
-                    entry, gain = both
-                    if entry is not None:
-                        entry[0] -= f
-                        if not entry[0]:
-                            zeroed.append(p + left)
-                    if gain is not None:
-                        gain[0] += f
-                        gain.append(w)
-                if i < last:
-                    n = s[i + 2]
-                    both = after.get(n)
-                    if both is None:
-                        stamp = self._add_pair(merged + n, n == unk, stamp)
-                        both = after[n] = (get(right + n), get(merged + n))
-                    entry, gain = both
-                    if entry is not None:
-                        entry[0] -= f
-                        if not entry[0]:
-                            zeroed.append(right + n)
-                    if gain is not None:
-                        gain[0] += f
-                        gain.append(w)
-                end = i + 2
-                i = s.find(key, end)
-            s = s.replace(key, merged)
-            # A word reduced to one symbol has no pairs left: never read again.
-            words[w] = s if len(s) > 1 else ""
+            words[w] = s.replace(key, merged)
+            if key in tail:
+                adjacent += _walk(s, key, merged, len(head), f, w, gained)
+                continue
+            if head:
+                k = head[-1] + merged
+                entry = get(k)
+                if entry is None:
+                    gained[k] = [f, 0, w]
+                else:
+                    entry[0] += f
+                    entry.append(w)
+            if tail:
+                k = merged + tail[0]
+                entry = get(k)
+                if entry is None:
+                    gained[k] = [f, 0, w]
+                else:
+                    entry[0] += f
+                    entry.append(w)
+        both = merged + merged
+        unk = self.unk
+        new_pairs = self.new_pairs
+        find = pairs.get
+        stamp = self.stamps
+        zeroed: list[str] = []
+        for k, entry in gained.items():
+            a, b = k
+            if k != both:
+                old = find(a + left if b == merged else right + b)
+                if old is not None:
+                    old[0] -= entry[0]
+                    if not old[0]:
+                        zeroed.append(a + left if b == merged else right + b)
+            if unk in k:
+                continue
+            entry[1] = stamp
+            stamp += 1
+            pairs[k] = entry
+            new_pairs.append(k)
         self.stamps = stamp
+        if adjacent:
+            k = merged + left
+            entry = pairs[k]
+            entry[0] -= adjacent
+            if not entry[0]:
+                zeroed.append(k)
         # A pair left without occurrences after a merge never gets any again
         # (only pairs with the newest symbol gain some): keep just its stamp.
         # Packed in one int (stamp, left, right code points): they are many.
         for pair in zeroed:
-            entry = get(pair)
+            entry = find(pair)
             if entry is not None and not entry[0]:
                 self.zeros.append(entry[1] << 42 | ord(pair[0]) << 21 | ord(pair[1]))
                 del pairs[pair]
@@ -257,6 +219,35 @@ class _State:
             keys.append(pair)
         self.zeros.clear()
         return keys
+
+
+def _walk(s: str, key: str, merged: str, i: int, f: int, w: int, gained: dict[str, list]) -> int:
+    """The gains of a word with several occurrences of ``key`` (the first at
+    ``i``), walked left to right as sentencepiece rewrites them; returns
+    what (merged, left) loses again, once per two adjacent occurrences."""
+    last = len(s) - 2
+    end = -1
+    adjacent = 0
+    while i >= 0:
+        if i == end:
+            adjacent += f
+            news: tuple[str, ...] = (merged + merged,)
+        elif i > 0:
+            news = (s[i - 1] + merged,)
+        else:
+            news = ()
+        if i < last:
+            news += (merged + s[i + 2],)
+        for k in news:
+            entry = gained.get(k)
+            if entry is None:
+                gained[k] = [f, 0, w]
+            else:
+                entry[0] += f
+                entry.append(w)
+        end = i + 2
+        i = s.find(key, end)
+    return adjacent
 
 
 def train(corpus: Corpus, options: TrainerOptions, progress: Progress) -> list[tuple[str, float]]:
