@@ -43,6 +43,7 @@ second is dropped as a duplicate without rewriting its occurrences.
 
 from __future__ import annotations
 
+import collections
 import heapq
 import itertools
 
@@ -87,31 +88,34 @@ class _State:
         self.word_freq = [f for _, f in words]
         self.words = [w for w, _ in words]
         self.new_pairs: list[str] = []
-        self.stamps = 0
+        # Each pair's words, one entry per occurrence, in word order; its
+        # frequency is then the sum of their counts (in C, once per pair).
+        # The dict's order is the order in which the pairs are first seen,
+        # which gives the stamps.
+        seen: collections.defaultdict[str, list[int]] = collections.defaultdict(list)
+        for w, s in enumerate(self.words):
+            for key in map(str.__add__, s, s[1:]):
+                seen[key].append(w)
         pairs, new_pairs = self.pairs, self.new_pairs
-        get = pairs.get
+        freq = self.word_freq.__getitem__
         unk = self.unk
         stamp = 0
-        for w, s in enumerate(self.words):
-            f = self.word_freq[w]
-            for key in map(str.__add__, s, s[1:]):
-                entry = get(key)
-                if entry is not None:
-                    entry[0] += f
-                    entry.append(w)
-                elif unk not in key:
-                    pairs[key] = [f, stamp, w]
-                    stamp += 1
-                    new_pairs.append(key)
+        for key, found_in in seen.items():
+            if unk not in key:
+                found_in[:0] = (sum(map(freq, found_in)), stamp)
+                stamp += 1
+                pairs[key] = found_in
+                new_pairs.append(key)
         self.stamps = stamp
 
     def text(self, key: str) -> str:
         get = self.strings.get
         return get(key[0], key[0]) + get(key[1], key[1])
 
-    def valid_pair(self, key: str) -> bool:
-        """Whether pair ``key`` may become a piece; an invalid one is forgotten."""
-        if self.valid(self.text(key)):
+    def valid_pair(self, key: str, text: str) -> bool:
+        """Whether pair ``key`` (string ``text``) may become a piece; an
+        invalid one is forgotten."""
+        if self.valid(text):
             return True
         del self.pairs[key]
         return False
@@ -120,8 +124,8 @@ class _State:
         """Forget pair ``key`` (a duplicate string)."""
         del self.pairs[key]
 
-    def merge(self, key: str) -> None:
-        """Rewrite every occurrence of pair ``key`` with a new symbol.
+    def merge(self, key: str, text: str) -> None:
+        """Rewrite every occurrence of pair ``key`` (string ``text``) with a new symbol.
 
         The counts are those of rewriting the occurrences one by one, left
         to right, word by word (in word order): for each, the pairs with
@@ -138,12 +142,11 @@ class _State:
         """
         left, right = key
         merged = next(self._fresh)
-        self.strings[merged] = self.text(key)
+        self.strings[merged] = text
         pairs = self.pairs
         words, word_freq = self.words, self.word_freq
         occurrences = pairs.pop(key)  # gone for good: no later merge can add it back
-        gained: dict[str, list] = {}  # new pair -> [gain, stamp, word, ...]
-        get = gained.get
+        gained: collections.defaultdict[str, list[int]] = collections.defaultdict(list)
         adjacent = 0  # what (merged, left) loses again between two adjacent occurrences
         # An occurrence list is appended to in word order (at the start, or
         # in the one merge that made its pair's newer symbol), so words come
@@ -153,46 +156,36 @@ class _State:
             if key not in s:
                 continue
             head, _, tail = s.partition(key)
-            f = word_freq[w]
             words[w] = s.replace(key, merged)
             if key in tail:
-                adjacent += _walk(s, key, merged, len(head), f, w, gained)
+                adjacent += _walk(s, key, merged, len(head), word_freq[w], w, gained)
                 continue
             if head:
-                k = head[-1] + merged
-                entry = get(k)
-                if entry is None:
-                    gained[k] = [f, 0, w]
-                else:
-                    entry[0] += f
-                    entry.append(w)
+                gained[head[-1] + merged].append(w)
             if tail:
-                k = merged + tail[0]
-                entry = get(k)
-                if entry is None:
-                    gained[k] = [f, 0, w]
-                else:
-                    entry[0] += f
-                    entry.append(w)
+                gained[merged + tail[0]].append(w)
         both = merged + merged
         unk = self.unk
         new_pairs = self.new_pairs
         find = pairs.get
+        freq = word_freq.__getitem__
         stamp = self.stamps
         zeroed: list[str] = []
-        for k, entry in gained.items():
-            a, b = k
+        for k, found_in in gained.items():
+            gain = sum(map(freq, found_in))
             if k != both:
-                old = find(a + left if b == merged else right + b)
+                a, b = k
+                lost = a + left if b == merged else right + b
+                old = find(lost)
                 if old is not None:
-                    old[0] -= entry[0]
+                    old[0] -= gain
                     if not old[0]:
-                        zeroed.append(a + left if b == merged else right + b)
+                        zeroed.append(lost)
             if unk in k:
                 continue
-            entry[1] = stamp
+            found_in[:0] = (gain, stamp)
             stamp += 1
-            pairs[k] = entry
+            pairs[k] = found_in
             new_pairs.append(k)
         self.stamps = stamp
         if adjacent:
@@ -221,30 +214,22 @@ class _State:
         return keys
 
 
-def _walk(s: str, key: str, merged: str, i: int, f: int, w: int, gained: dict[str, list]) -> int:
-    """The gains of a word with several occurrences of ``key`` (the first at
-    ``i``), walked left to right as sentencepiece rewrites them; returns
-    what (merged, left) loses again, once per two adjacent occurrences."""
+def _walk(s: str, key: str, merged: str, i: int, f: int, w: int, gained: dict[str, list[int]]) -> int:
+    """The new pairs of word ``w`` (count ``f``) with several occurrences
+    of ``key`` (the first at ``i``), walked left to right as sentencepiece
+    rewrites them; returns what (merged, left) loses again, ``f`` per two
+    adjacent occurrences."""
     last = len(s) - 2
     end = -1
     adjacent = 0
     while i >= 0:
         if i == end:
             adjacent += f
-            news: tuple[str, ...] = (merged + merged,)
+            gained[merged + merged].append(w)
         elif i > 0:
-            news = (s[i - 1] + merged,)
-        else:
-            news = ()
+            gained[s[i - 1] + merged].append(w)
         if i < last:
-            news += (merged + s[i + 2],)
-        for k in news:
-            entry = gained.get(k)
-            if entry is None:
-                gained[k] = [f, 0, w]
-            else:
-                entry[0] += f
-                entry.append(w)
+            gained[merged + s[i + 2]].append(w)
         end = i + 2
         i = s.find(key, end)
     return adjacent
@@ -314,7 +299,7 @@ def train(corpus: Corpus, options: TrainerOptions, progress: Progress) -> list[t
             if entry[0] != -neg:
                 push(heap, (-entry[0], length, text, order, key))
                 continue
-            if not state.valid_pair(key):
+            if not state.valid_pair(key, text):
                 queued.discard(key)
                 continue
             queued.discard(key)
@@ -325,7 +310,7 @@ def train(corpus: Corpus, options: TrainerOptions, progress: Progress) -> list[t
             emitted.add(text)
             pieces.append((text, -float(len(pieces))))
             bar.update(1)
-            state.merge(key)
+            state.merge(key, text)
             push_new()
     for char, _ in alphabet:
         pieces.append((char, -float(len(pieces))))
