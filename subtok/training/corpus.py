@@ -50,7 +50,6 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
-from operator import itemgetter
 
 from subtok.errors import TrainerError
 from subtok.float32 import f32
@@ -571,9 +570,12 @@ def _count_units(texts: list[str], chunk: list[tuple[str, int]], units: tuple):
     if batch:
         parts = "".join(batch).split(SPACE)
         inner.update(parts[:-1] if suffix else parts[1:])
-    for part, count in inner.items():
-        out[part + SPACE if suffix else SPACE + part] += count
-    return out
+    # The parts given their "▁" in C; no bare part has one, so the two sets
+    # of units are disjoint and the bare ones are simply added.
+    words = map(str.__add__, inner, itertools.repeat(SPACE)) if suffix else map(SPACE.__add__, inner)
+    units: Counter = Counter(dict(zip(words, inner.values())))
+    dict.update(units, out)
+    return units
 
 
 def _make_job(options: TrainerOptions, meta: list[tuple[int, str, int]], units: tuple | None,
@@ -788,9 +790,11 @@ def mask_units(units: Counter, alphabet: dict[str, int], counts: Iterable[str]) 
     (count desc, unit asc)."""
     table, pattern = _mask_table(alphabet, counts)
     search = pattern.search
-    masked = [unit for unit in units if search(unit)]  # usually a few: rare characters
-    if not masked:
+    # Usually none or a few (rare characters): one search over all units,
+    # joined by a character of the alphabet (never masked), tells.
+    if search(next(iter(alphabet), "").join(units)) is None:
         return sorted_by_count(units)
+    masked = [unit for unit in units if search(unit)]
     out = dict(units)
     # All masked units leave first: a masked string can then never be
     # mistaken for a unit that still has to be masked.
@@ -802,9 +806,9 @@ def mask_units(units: Counter, alphabet: dict[str, int], counts: Iterable[str]) 
 
 def sorted_by_count(counts: dict[str, int]) -> list[tuple[str, int]]:
     """Items sorted by (count desc, key asc), i.e. sentencepiece's ``Sorted``."""
-    items = sorted(counts.items())  # keys are distinct: counts are never compared
-    items.sort(key=itemgetter(1), reverse=True)  # stable, so keys stay ascending
-    return items
+    keys = sorted(counts)  # strings compare faster alone than in (key, count) tuples
+    keys.sort(key=counts.__getitem__, reverse=True)  # stable, so keys stay ascending
+    return list(zip(keys, map(counts.__getitem__, keys)))
 
 
 # ----------------------------------------------------------------------------
