@@ -184,7 +184,7 @@ class Normalizer:
         if not self.remove_extra_whitespaces:
             body = text.replace(" ", space) if self.escape_whitespaces else text
             return self._prefix + body + self._suffix
-        tokens = [t for t in text.split(" ") if t]
+        tokens = list(filter(None, text.split(" ")))
         if not tokens:
             return ""
         out = (self._prefix + space.join(tokens)).rstrip(space)

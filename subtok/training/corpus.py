@@ -50,7 +50,6 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
-from operator import itemgetter
 
 from subtok.errors import TrainerError
 from subtok.float32 import f32
@@ -504,6 +503,7 @@ class _NormalizeJob:
     delimiter: str                         # pretokenization_delimiter ("" for none)
     units: tuple | None                    # see training_units()
     keep: bool                             # keep the normalized sentences
+    plain_words: Callable[[str], bool] | None = None   # see _plain_words()
 
 
 @dataclass
@@ -519,9 +519,10 @@ class _Pass:
 _COUNT_BATCH_CHARS = 65536
 
 
-def _count_units(texts: list[str], chunk: list[tuple[str, int]], units: tuple):
+def _count_units(texts: list[str], chunk: list[tuple[str, int]], units: tuple, plain: list[str] = ()):
     """Distinct units of the normalized ``texts`` with their weighted counts
-    (for ``("followed", ...)`` see :func:`count_followed`)."""
+    (for ``("followed", ...)`` see :func:`count_followed`), and of the raw
+    ``plain`` lines (count 1 each; see :func:`_plain_words`)."""
     if units[0] == "followed":
         return count_followed(texts, chunk, units)
     out: Counter = Counter()
@@ -539,6 +540,14 @@ def _count_units(texts: list[str], chunk: list[tuple[str, int]], units: tuple):
     # split_into_words without building the words: count the parts between
     # "▁"s and put "▁" back on the distinct ones only.
     inner: Counter = Counter()  # parts that get a "▁" (before in prefix mode, after in suffix mode)
+    # A plain line's words are its parts between spaces (the normalizer
+    # would join them with "▁" after a "▁" of its own): counted straight
+    # from the raw lines, before any other part, so that the "" of runs
+    # of spaces can be taken out.
+    for start in range(0, len(plain), 256):
+        inner.update(" ".join(plain[start:start + 256]).split(" "))
+    if plain:
+        inner.pop("", None)
     # Sentences of count 1 that start (prefix mode) or end (suffix mode)
     # with "▁", as the dummy prefix makes them, have no bare part: joined,
     # they split into exactly their parts (and one "" at the joined text's
@@ -571,9 +580,12 @@ def _count_units(texts: list[str], chunk: list[tuple[str, int]], units: tuple):
     if batch:
         parts = "".join(batch).split(SPACE)
         inner.update(parts[:-1] if suffix else parts[1:])
-    for part, count in inner.items():
-        out[part + SPACE if suffix else SPACE + part] += count
-    return out
+    # The parts given their "▁" in C; no bare part has one, so the two sets
+    # of units are disjoint and the bare ones are simply added.
+    words = map(str.__add__, inner, itertools.repeat(SPACE)) if suffix else map(SPACE.__add__, inner)
+    units: Counter = Counter(dict(zip(words, inner.values())))
+    dict.update(units, out)
+    return units
 
 
 def _make_job(options: TrainerOptions, meta: list[tuple[int, str, int]], units: tuple | None,
@@ -581,9 +593,39 @@ def _make_job(options: TrainerOptions, meta: list[tuple[int, str, int]], units: 
     """The job of one pass (``normalizer`` default: :func:`make_normalizer`)."""
     if normalizer is None:
         normalizer = make_normalizer(options)
-    return _NormalizeJob(normalize=normalizer.normalize,
-                         replace=meta_matcher(piece for _, piece, _ in meta),
-                         delimiter=options.pretokenization_delimiter, units=units, keep=keep)
+    pieces = [piece for _, piece, _ in meta]
+    return _NormalizeJob(normalize=normalizer.normalize, replace=meta_matcher(pieces),
+                         delimiter=options.pretokenization_delimiter, units=units, keep=keep,
+                         plain_words=None if keep else _plain_words(normalizer, pieces, units,
+                                                                    options.pretokenization_delimiter))
+
+
+def _plain_words(normalizer: Normalizer, meta: list[str], units: tuple | None,
+                 delimiter: str) -> Callable[[str], bool] | None:
+    """A test of the raw lines whose words can be counted from their spaces
+    alone, or None when there are none.
+
+    With the default whitespace handling (a "▁" in front, runs of spaces
+    made one "▁", prefix mode) a line that no rule touches (``is_plain``)
+    and that holds no "▁" normalizes to "▁" + its non-empty parts between
+    spaces joined by "▁", so its words are "▁" + each part. Meta pieces are
+    replaced in the normalized text: a line holding one takes the normal
+    path (one without spaces or "▁" can only be found inside a part, so
+    the raw line shows it).
+    """
+    if (units != ("words", False, False) or delimiter or normalizer.bytewise
+            or not (normalizer.add_dummy_prefix and normalizer.remove_extra_whitespaces
+                    and normalizer.escape_whitespaces) or normalizer.treat_whitespace_as_suffix
+            or any(" " in piece or SPACE in piece for piece in meta)):
+        return None
+    strings = sorted({piece for piece in meta if piece})
+    search = re.compile("|".join(map(re.escape, strings))).search if strings else None
+    is_plain = normalizer.is_plain
+
+    def plain_words(text: str) -> bool:
+        return SPACE not in text and (search is None or search(text) is None) and is_plain(text)
+
+    return plain_words
 
 
 def count_followed(texts: list[str], chunk: list[tuple[str, int]], units: tuple):
@@ -625,8 +667,20 @@ def _chunk_job(job: _NormalizeJob, chunk: list[tuple[str, int]]):
     replace = job.replace
     delimiter = job.delimiter
     units = job.units
+    plain_words = job.plain_words
     texts = []
-    for text, _ in chunk:
+    plain: list[str] = []  # raw lines of count 1 with words (see _plain_words)
+    rest = chunk  # the sentences of ``texts``
+    if plain_words is not None:
+        rest = []
+        for item in chunk:
+            text, freq = item
+            if freq == 1 and plain_words(text):
+                if text.strip(" "):
+                    plain.append(text)
+            else:
+                rest.append(item)
+    for text, _ in rest:
         text = normalize(text)
         if replace is not None:
             text = replace(text)
@@ -635,12 +689,12 @@ def _chunk_job(job: _NormalizeJob, chunk: list[tuple[str, int]]):
         texts.append(text)
     counts = unit_counts = sentences = None
     if units is not None:
-        unit_counts = _count_units(texts, chunk, units)
+        unit_counts = _count_units(texts, rest, units, plain)
     else:
-        counts = weighted_chars(texts, [f for _, f in chunk])
+        counts = weighted_chars(texts, [f for _, f in rest])
     if job.keep:
-        sentences = [(t, f) for t, (_, f) in zip(texts, chunk)]
-    nonempty = sum(1 for t in texts if t)
+        sentences = [(t, f) for t, (_, f) in zip(texts, rest)]
+    nonempty = len(plain) + sum(1 for t in texts if t)
     return len(chunk), sentences, counts, unit_counts, nonempty
 
 
@@ -788,9 +842,11 @@ def mask_units(units: Counter, alphabet: dict[str, int], counts: Iterable[str]) 
     (count desc, unit asc)."""
     table, pattern = _mask_table(alphabet, counts)
     search = pattern.search
-    masked = [unit for unit in units if search(unit)]  # usually a few: rare characters
-    if not masked:
+    # Usually none or a few (rare characters): one search over all units,
+    # joined by a character of the alphabet (never masked), tells.
+    if search(next(iter(alphabet), "").join(units)) is None:
         return sorted_by_count(units)
+    masked = [unit for unit in units if search(unit)]
     out = dict(units)
     # All masked units leave first: a masked string can then never be
     # mistaken for a unit that still has to be masked.
@@ -802,9 +858,9 @@ def mask_units(units: Counter, alphabet: dict[str, int], counts: Iterable[str]) 
 
 def sorted_by_count(counts: dict[str, int]) -> list[tuple[str, int]]:
     """Items sorted by (count desc, key asc), i.e. sentencepiece's ``Sorted``."""
-    items = sorted(counts.items())  # keys are distinct: counts are never compared
-    items.sort(key=itemgetter(1), reverse=True)  # stable, so keys stay ascending
-    return items
+    keys = sorted(counts)  # strings compare faster alone than in (key, count) tuples
+    keys.sort(key=counts.__getitem__, reverse=True)  # stable, so keys stay ascending
+    return list(zip(keys, map(counts.__getitem__, keys)))
 
 
 # ----------------------------------------------------------------------------

@@ -43,6 +43,7 @@ second is dropped as a duplicate without rewriting its occurrences.
 
 from __future__ import annotations
 
+import collections
 import heapq
 import itertools
 
@@ -50,8 +51,6 @@ from subtok.symbols import UNK_CHAR
 from subtok.training.corpus import Corpus, Progress, sorted_items
 from subtok.training.spec import TrainerOptions
 from subtok.training.validity import PieceValidator
-
-_NONE = -1
 
 
 class _State:
@@ -66,13 +65,14 @@ class _State:
     ``pairs[pair]`` is ``[frequency, stamp, word, word, ...]``: the current
     frequency, the order in which the pair was first seen (the tie-break
     between two splits of the same string), and the words where the pair
-    was added (repeated, possibly stale). A pair left with no occurrence
-    after a merge keeps only its stamp, in ``zeros``, until the queue runs
-    dry. A pair leaving ``pairs`` for good or for now is in ``retired``:
-    its stamp if it was dropped as a duplicate (it may come back), -1 if it
-    can never be a piece (U+2585, or found invalid). Validity is checked
-    only when a pair reaches the top (:meth:`valid_pair`): an invalid
-    pair's counts never influence another pair.
+    was added (in word order, possibly repeated or stale). A pair left with
+    no occurrence after a merge keeps only its stamp, in ``zeros``, until
+    the queue runs dry. A pair with U+2585 is never in ``pairs``; one
+    merged, dropped as a duplicate or found invalid leaves it for good (it
+    can never gain occurrences again: only pairs with the newest symbol
+    do). Validity is checked only when a pair reaches the top
+    (:meth:`valid_pair`): an invalid pair's counts never influence another
+    pair.
     """
 
     def __init__(self, words: list[tuple[str, int]], validator: PieceValidator) -> None:
@@ -83,165 +83,122 @@ class _State:
                        if chr(c) not in used)
         self.strings: dict[str, str] = {}  # merged symbol -> its string
         self.unk = UNK_CHAR
-        self.retired: dict[str, int] = {}
         self.zeros: list[int] = []  # pairs without occurrences, packed (see merge)
         self.pairs: dict[str, list] = {}
-        self.checked: set[str] = set()
         self.word_freq = [f for _, f in words]
         self.words = [w for w, _ in words]
         self.new_pairs: list[str] = []
-        self.stamps = 0
-        pairs, new_pairs, retired = self.pairs, self.new_pairs, self.retired
-        get = pairs.get
+        # Each pair's words, one entry per occurrence, in word order; its
+        # frequency is then the sum of their counts (in C, once per pair).
+        # The dict's order is the order in which the pairs are first seen,
+        # which gives the stamps.
+        seen: collections.defaultdict[str, list[int]] = collections.defaultdict(list)
+        for w, s in enumerate(self.words):
+            for key in map(str.__add__, s, s[1:]):
+                seen[key].append(w)
+        pairs, new_pairs = self.pairs, self.new_pairs
+        freq = self.word_freq.__getitem__
         unk = self.unk
         stamp = 0
-        for w, s in enumerate(self.words):
-            f = self.word_freq[w]
-            for key in map(str.__add__, s, s[1:]):
-                entry = get(key)
-                if entry is not None:
-                    entry[0] += f
-                    entry.append(w)
-                elif key not in retired:
-                    if unk in key:
-                        retired[key] = _NONE
-                        continue
-                    pairs[key] = [f, stamp, w]
-                    stamp += 1
-                    new_pairs.append(key)
+        for key, found_in in seen.items():
+            if unk not in key:
+                found_in[:0] = (sum(map(freq, found_in)), stamp)
+                stamp += 1
+                pairs[key] = found_in
+                new_pairs.append(key)
         self.stamps = stamp
 
     def text(self, key: str) -> str:
         get = self.strings.get
         return get(key[0], key[0]) + get(key[1], key[1])
 
-    def valid_pair(self, key: str) -> bool:
-        """Whether pair ``key`` may become a piece; an invalid one is forgotten."""
-        if key in self.checked:
+    def valid_pair(self, key: str, text: str) -> bool:
+        """Whether pair ``key`` (string ``text``) may become a piece; an
+        invalid one is forgotten."""
+        if self.valid(text):
             return True
-        if self.valid(self.text(key)):
-            self.checked.add(key)
-            return True
-        self.retired[key] = _NONE
         del self.pairs[key]
         return False
 
     def drop(self, key: str) -> None:
-        """Forget pair ``key`` (a duplicate string) until it is added again."""
-        self.retired[key] = self.pairs.pop(key)[1]
+        """Forget pair ``key`` (a duplicate string)."""
+        del self.pairs[key]
 
-    def _add_pair(self, pair: str, with_unknown: bool, freq: int, word: int, stamp: int) -> int:
-        """A pair first seen (or seen again) in ``word``; returns the next stamp.
+    def merge(self, key: str, text: str) -> None:
+        """Rewrite every occurrence of pair ``key`` (string ``text``) with a new symbol.
 
-        A pair with the unknown symbol never becomes a candidate; a retired
-        pair comes back with its old stamp, so ties keep their first-seen
-        order.
-        """
-        old = self.retired.get(pair)
-        if old is None:
-            if with_unknown:
-                self.retired[pair] = _NONE
-            else:
-                self.pairs[pair] = [freq, stamp, word]
-                stamp += 1
-                self.new_pairs.append(pair)
-        elif old >= 0:
-            del self.retired[pair]
-            self.pairs[pair] = [freq, old, word]
-            self.new_pairs.append(pair)
-        return stamp
-
-    def merge(self, key: str) -> None:
-        """Rewrite every occurrence of pair ``key`` with a new symbol.
-
-        The updates are those of rewriting the occurrences one by one, left
+        The counts are those of rewriting the occurrences one by one, left
         to right, word by word (in word order): for each, the pairs with
         the left and right neighbours lose the word's count, then the pairs
         (left, merged) and (merged, right) gain it - so a pair between two
         occurrences ("abab") is created and removed again, as in
-        sentencepiece.
+        sentencepiece. New pairs get their stamps in the order they first
+        appear in that walk.
+
+        Per occurrence only the new pairs' gains are summed (in one dict,
+        whose order is the first-seen order); the pair each new one
+        replaces (``p + left`` for ``p + merged``, ``right + n`` for
+        ``merged + n``) loses that sum once per merge.
         """
         left, right = key
         merged = next(self._fresh)
-        self.strings[merged] = self.text(key)
+        self.strings[merged] = text
         pairs = self.pairs
         words, word_freq = self.words, self.word_freq
-        get = pairs.get
-        unk = self.unk
-        stamp = self.stamps
         occurrences = pairs.pop(key)  # gone for good: no later merge can add it back
-        zeroed: list[str] = []
-        # Per neighbour symbol, the entries of the pair it loses and of the
-        # pair it gains, looked up (and the new one made) once per merge
-        # instead of once per occurrence. Entries stay the same objects
-        # during a merge: only pairs with the new symbol are added, and
-        # emptied pairs leave after the loop.
-        before: dict[str, tuple] = {}  # p -> (entry of p+left, entry of p+merged)
-        after: dict[str, tuple] = {}  # n -> (entry of right+n, entry of merged+n)
-        for w in sorted(set(occurrences[2:])):
+        gained: collections.defaultdict[str, list[int]] = collections.defaultdict(list)
+        adjacent = 0  # what (merged, left) loses again between two adjacent occurrences
+        # An occurrence list is appended to in word order (at the start, or
+        # in the one merge that made its pair's newer symbol), so words come
+        # in order; a repeated or stale word no longer holds the pair.
+        for w in itertools.islice(occurrences, 2, None):
             s = words[w]
-            i = s.find(key)
-            if i < 0:
-                continue  # stale
-            f = word_freq[w]
-            last = len(s) - 2
-            end = -1
-            while i >= 0:
-                # The left neighbour's updates, then the right one's: they
-                # touch different pairs, so the counts and the first-seen
-                # order of new pairs are those of all losses before all gains.
-                if i == end:
-                    # (merged, left), just added by the previous occurrence, loses it again.
-                    entry = get(merged + left)
-                    entry[0] -= f
-                    if not entry[0]:
-                        zeroed.append(merged + left)
-                    pair = merged + merged
-                    entry = get(pair)
-                    if entry is not None:
-                        entry[0] += f
-                        entry.append(w)
-                    else:
-                        stamp = self._add_pair(pair, False, f, w, stamp)
-                elif i > 0:
-                    p = s[i - 1]
-                    both = before.get(p)
-                    if both is None:
-                        stamp = self._add_pair(p + merged, p == unk, 0, w, stamp)
-                        both = before[p] = (get(p + left), get(p + merged))
-                    entry, gain = both
-                    if entry is not None:
-                        entry[0] -= f
-                        if not entry[0]:
-                            zeroed.append(p + left)
-                    if gain is not None:
-                        gain[0] += f
-                        gain.append(w)
-                if i < last:
-                    n = s[i + 2]
-                    both = after.get(n)
-                    if both is None:
-                        stamp = self._add_pair(merged + n, n == unk, 0, w, stamp)
-                        both = after[n] = (get(right + n), get(merged + n))
-                    entry, gain = both
-                    if entry is not None:
-                        entry[0] -= f
-                        if not entry[0]:
-                            zeroed.append(right + n)
-                    if gain is not None:
-                        gain[0] += f
-                        gain.append(w)
-                end = i + 2
-                i = s.find(key, end)
-            s = s.replace(key, merged)
-            # A word reduced to one symbol has no pairs left: never read again.
-            words[w] = s if len(s) > 1 else ""
+            if key not in s:
+                continue
+            head, _, tail = s.partition(key)
+            words[w] = s.replace(key, merged)
+            if key in tail:
+                adjacent += _walk(s, key, merged, len(head), word_freq[w], w, gained)
+                continue
+            if head:
+                gained[head[-1] + merged].append(w)
+            if tail:
+                gained[merged + tail[0]].append(w)
+        both = merged + merged
+        unk = self.unk
+        new_pairs = self.new_pairs
+        find = pairs.get
+        freq = word_freq.__getitem__
+        stamp = self.stamps
+        zeroed: list[str] = []
+        for k, found_in in gained.items():
+            gain = sum(map(freq, found_in))
+            if k != both:
+                a, b = k
+                lost = a + left if b == merged else right + b
+                old = find(lost)
+                if old is not None:
+                    old[0] -= gain
+                    if not old[0]:
+                        zeroed.append(lost)
+            if unk in k:
+                continue
+            found_in[:0] = (gain, stamp)
+            stamp += 1
+            pairs[k] = found_in
+            new_pairs.append(k)
         self.stamps = stamp
+        if adjacent:
+            k = merged + left
+            entry = pairs[k]
+            entry[0] -= adjacent
+            if not entry[0]:
+                zeroed.append(k)
         # A pair left without occurrences after a merge never gets any again
         # (only pairs with the newest symbol gain some): keep just its stamp.
         # Packed in one int (stamp, left, right code points): they are many.
         for pair in zeroed:
-            entry = get(pair)
+            entry = find(pair)
             if entry is not None and not entry[0]:
                 self.zeros.append(entry[1] << 42 | ord(pair[0]) << 21 | ord(pair[1]))
                 del pairs[pair]
@@ -255,6 +212,27 @@ class _State:
             keys.append(pair)
         self.zeros.clear()
         return keys
+
+
+def _walk(s: str, key: str, merged: str, i: int, f: int, w: int, gained: dict[str, list[int]]) -> int:
+    """The new pairs of word ``w`` (count ``f``) with several occurrences
+    of ``key`` (the first at ``i``), walked left to right as sentencepiece
+    rewrites them; returns what (merged, left) loses again, ``f`` per two
+    adjacent occurrences."""
+    last = len(s) - 2
+    end = -1
+    adjacent = 0
+    while i >= 0:
+        if i == end:
+            adjacent += f
+            gained[merged + merged].append(w)
+        elif i > 0:
+            gained[s[i - 1] + merged].append(w)
+        if i < last:
+            gained[merged + s[i + 2]].append(w)
+        end = i + 2
+        i = s.find(key, end)
+    return adjacent
 
 
 def train(corpus: Corpus, options: TrainerOptions, progress: Progress) -> list[tuple[str, float]]:
@@ -321,7 +299,7 @@ def train(corpus: Corpus, options: TrainerOptions, progress: Progress) -> list[t
             if entry[0] != -neg:
                 push(heap, (-entry[0], length, text, order, key))
                 continue
-            if not state.valid_pair(key):
+            if not state.valid_pair(key, text):
                 queued.discard(key)
                 continue
             queued.discard(key)
@@ -332,7 +310,7 @@ def train(corpus: Corpus, options: TrainerOptions, progress: Progress) -> list[t
             emitted.add(text)
             pieces.append((text, -float(len(pieces))))
             bar.update(1)
-            state.merge(key)
+            state.merge(key, text)
             push_new()
     for char, _ in alphabet:
         pieces.append((char, -float(len(pieces))))
