@@ -26,7 +26,7 @@ workers need not see the client's model path, and if the worker holding
 it dies the scheduler simply computes it again. Each worker writes the
 files into a temporary directory of its own, loads them with the loader
 ``subtok encode`` uses and builds the same line encoder
-(:func:`subtok.cli.encode.line_encoder`), once per worker thread and
+(:func:`subtok.lines.encoders.line_encoder`), once per worker thread and
 model. One task per input file: the worker streams the file through the
 encoder as ``subtok encode`` does into a staging directory
 ``D/.subtok-encode-*`` (atomically, :mod:`subtok.atomic`); when every task
@@ -336,7 +336,7 @@ def worker_encoder(shipped: dict[str, Any]):
     """The line encoder of a shipped model (see :func:`ship_model`), built
     by the loader ``subtok encode`` uses, from the files written out under
     their own names (a vocab.json with its merges.txt beside it)."""
-    from subtok.cli.encode import line_encoder  # encoding's modules: only when encoding
+    from subtok.lines.encoders import line_encoder  # encoding's modules: only when encoding
     built = getattr(_BUILT, "encoder", None)
     if built is not None and built[0] == shipped["key"]:
         return built[1]
@@ -358,8 +358,8 @@ def worker_encoder(shipped: dict[str, Any]):
 def encode_file(path: str, staged: str, shipped: dict[str, Any]) -> str:
     """One task: ``path`` encoded into ``staged``, as ``subtok encode
     --input path --output staged`` writes it (run on a worker)."""
-    from subtok.cli.batch import map_blocks
-    from subtok.cli.streams import read_blocks, write_blocks
+    from subtok.lines.batch import map_blocks
+    from subtok.lines.streams import read_blocks, write_blocks
     encoder = worker_encoder(shipped)
     try:
         write_blocks(map_blocks(encoder, read_blocks([path]), 1), staged)
@@ -417,7 +417,7 @@ def output_paths(paths: list[str], output_dir: str, suffix: str) -> list[str]:
 def _checked(model: str, options: dict[str, Any]) -> dict[str, Any]:
     """The options with the output format's default, checked (a bad model or
     option fails here, on the client, not on every worker)."""
-    from subtok.cli.encode import PROTO_FORMATS, line_encoder
+    from subtok.lines.encoders import PROTO_FORMATS, line_encoder
     options = dict(options)
     options.setdefault("output_format", "piece")
     if options.get("generate_vocabulary") or options["output_format"] in PROTO_FORMATS:
@@ -432,7 +432,7 @@ def _plan(paths: list[str], output_dir: str, model: str, suffix: str | None,
     """Everything checked before a task runs or ``output_dir`` is made:
     the model and options (by building the encoder here), the inputs, the
     output names. Returns (outputs, shipped model)."""
-    from subtok.cli.streams import check_readable
+    from subtok.lines.streams import check_readable
     options = _checked(model, options)
     check_readable(paths)
     if suffix is None:
