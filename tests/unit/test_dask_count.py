@@ -192,8 +192,8 @@ def _hold_one_range(marker: str, path: str) -> None:
             yield from itertools.islice(every, len(every) // 2)
             os.write(fd, b"%d" % os.getpid())
             os.close(fd)
-            while True:
-                time.sleep(1)
+            time.sleep(120)  # killed long before, unless the test failed first
+            raise RuntimeError("the held task was not killed")
 
         return original(output, lines=halted(), **kwargs)
 
@@ -214,8 +214,8 @@ def test_a_worker_killed_mid_count_changes_nothing(dask_client, parts, tmp_path)
     anything of the killed task."""
     import os
     import signal
-    import threading
     import time
+    from concurrent.futures import ThreadPoolExecutor
     from subtok import dask as subtok_dask
     from subtok.training import counts
     options = dict(model_type="unigram", normalization_rule_name="identity")
@@ -223,30 +223,20 @@ def test_a_worker_killed_mid_count_changes_nothing(dask_client, parts, tmp_path)
     spill.mkdir()
     out.mkdir()
     dask_client.run(_hold_one_range, str(marker), parts[1])
-    done: dict = {}
-
-    def run():
-        try:
-            done["header"] = subtok_dask.count(parts, str(out / "cluster.tsv"), dask_client,
-                                               chunk_size="32k", max_memory="4k",
-                                               tmp_dir=str(spill), **options)
-        except BaseException as exc:  # reported by the main thread
-            done["error"] = exc
-
-    job = threading.Thread(target=run)
-    job.start()
     try:
-        deadline = time.monotonic() + 60
-        while not (marker.exists() and marker.read_text()) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert marker.read_text(), done
-        # The held task has made its directory: what a kill leaves behind.
-        assert os.listdir(spill)
-        os.kill(int(marker.read_text()), signal.SIGKILL)
+        with ThreadPoolExecutor(1) as pool:
+            job = pool.submit(subtok_dask.count, parts, str(out / "cluster.tsv"), dask_client,
+                              chunk_size="32k", max_memory="4k", tmp_dir=str(spill), **options)
+            deadline = time.monotonic() + 60
+            while not (marker.exists() and marker.read_text()) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert marker.read_text(), job
+            # The held task has made its directory: what a kill leaves behind.
+            assert os.listdir(spill)
+            os.kill(int(marker.read_text()), signal.SIGKILL)
+            job.result(120)
     finally:
-        job.join(120)
         dask_client.run(_release)
-    assert "error" not in done, done.get("error")
     counts.count(str(tmp_path / "one.tsv"), input=parts, **options)
     assert (out / "cluster.tsv").read_bytes() == (tmp_path / "one.tsv").read_bytes()
     assert os.listdir(out) == ["cluster.tsv"]
