@@ -4,8 +4,10 @@ Builds a corpus of ``--size`` bytes (default 2G) under ``--workdir``
 (default /tmp) from ``../shared/data/corpora/gutenberg_en.txt``, repeating
 its lines with line-level perturbations (a numbered variant of one word
 per line, so the vocabulary keeps growing as a real web corpus's does),
-then measures, each as a child process tree (peak = the largest sum of
-the tree's resident sizes, sampled every 0.1 s):
+then measures, each as a child process tree (sampled every 0.1 s: peak =
+the largest sum of the tree's resident sizes, which counts pages a forked
+worker shares with its parent once per process, and the largest sum of
+their proportional set sizes, which counts them once):
 
 * ``subtok count`` in one process, with ``--max_memory``;
 * ``subtok count --scheduler local:2`` (if dask is installed), the file
@@ -73,10 +75,9 @@ def build_corpus(path: Path, size: int, seed: int = 0) -> int:
     return count
 
 
-def tree_rss(pid: int) -> int:
-    """Resident bytes of ``pid`` and all its descendants (from /proc)."""
+def tree_pids(pid: int) -> list[int]:
+    """``pid`` and all its descendants (from /proc)."""
     children: dict[int, list[int]] = {}
-    rss: dict[int, int] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -84,15 +85,34 @@ def tree_rss(pid: int) -> int:
             with open("/proc/%s/stat" % entry) as handle:
                 fields = handle.read().rsplit(")", 1)[1].split()
             children.setdefault(int(fields[1]), []).append(int(entry))
-            rss[int(entry)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
         except (OSError, IndexError, ValueError):
             continue
-    total, stack = 0, [pid]
+    found, stack = [], [pid]
     while stack:
         current = stack.pop()
-        total += rss.get(current, 0)
+        found.append(current)
         stack.extend(children.get(current, []))
-    return total
+    return found
+
+
+def tree_memory(pid: int) -> tuple[int, int]:
+    """(resident, proportional) bytes of ``pid``'s process tree: the sum of
+    the processes' resident sizes, which counts the pages a forked worker
+    shares with its parent once per process, and the sum of their
+    proportional set sizes (``Pss`` of /proc/PID/smaps_rollup), which
+    divides each shared page among the processes sharing it."""
+    rss = pss = 0
+    for current in tree_pids(pid):
+        try:
+            with open("/proc/%d/smaps_rollup" % current) as handle:
+                for line in handle:
+                    if line.startswith("Rss:"):
+                        rss += int(line.split()[1]) * 1024
+                    elif line.startswith("Pss:"):
+                        pss += int(line.split()[1]) * 1024
+        except (OSError, ValueError):
+            continue
+    return rss, pss
 
 
 def measure(name: str, command: list[str], results: Path | None = None,
@@ -106,9 +126,11 @@ def measure(name: str, command: list[str], results: Path | None = None,
     started = time.time()
     proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             start_new_session=True)
-    peak, timed_out = 0, False
+    peak = peak_pss = 0
+    timed_out = False
     while proc.poll() is None:
-        peak = max(peak, tree_rss(proc.pid))
+        rss, pss = tree_memory(proc.pid)
+        peak, peak_pss = max(peak, rss), max(peak_pss, pss)
         if deadline is not None and time.time() > deadline:
             timed_out = True
             os.killpg(proc.pid, signal.SIGKILL)
@@ -117,13 +139,14 @@ def measure(name: str, command: list[str], results: Path | None = None,
         time.sleep(0.1)
     err = proc.stderr.read().decode(errors="replace")
     result = {"name": name, "seconds": time.time() - started, "peak_mb": peak / 2**20,
+              "peak_pss_mb": peak_pss / 2**20,
               "status": "timeout" if timed_out else proc.returncode,
               "load_start": load_start, "load_end": os.getloadavg(),
               "command": command}
     if proc.returncode and not timed_out and err.strip():
         result["error"] = err.strip().splitlines()[-1]
-    print("%-34s %8.1f s  peak %8.1f MB  status %s  load %.1f->%.1f%s" % (
-        name, result["seconds"], result["peak_mb"], result["status"],
+    print("%-34s %8.1f s  peak %8.1f MB (PSS %8.1f MB)  status %s  load %.1f->%.1f%s" % (
+        name, result["seconds"], result["peak_mb"], result["peak_pss_mb"], result["status"],
         load_start[0], result["load_end"][0],
         ("  " + result["error"]) if "error" in result else ""), flush=True)
     record(results, result)
