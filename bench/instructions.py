@@ -33,8 +33,8 @@ RUN = """
 import gc, sys
 sys.path.insert(0, sys.argv[1])
 import subtok
-from subtok.cli.batch import LineEncoder
-from subtok.cli.streams import read_blocks
+from subtok.lines.batch import LineEncoder
+from subtok.lines.streams import read_blocks
 encoder = LineEncoder(subtok.SentencePieceProcessor(sys.argv[2]), "id")
 for _ in range(int(sys.argv[4])):
     for block in read_blocks([sys.argv[3]]):

@@ -456,7 +456,7 @@ def compare(blob: bytes, texts: list[bytes]) -> Outcome:
 
 
 def _compare_encodings(theirs, ours, texts: list[bytes]) -> Outcome:
-    from subtok.cli.fastpath.lines import LineCache  # the CLI's line path
+    from subtok.lines.fastpath.lines import LineCache  # the CLI's line path
     for text in texts:
         expected = theirs.encode(text)
         got = ours.encode(text)

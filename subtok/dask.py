@@ -11,7 +11,11 @@ the worker's own temporary disk). The partial count files are merged on
 the workers, a few at a time, in a tree that keeps them in corpus order
 (:func:`merge_tree`; the merge joins unigram counts across parts), and
 only the merged file comes back to the client, so the result is
-byte-identical to counting on one machine. :func:`count_bag` does the
+byte-identical to counting on one machine. A worker lost mid-task is the
+scheduler's to handle (it runs the task again elsewhere); each task keeps
+its files in one directory named after the job, under the temporary
+directory, and the client removes what a killed task left there at the
+end. :func:`count_bag` does the
 same for a ``dask.bag`` of lines, one task per partition, merged in
 partition order.
 
@@ -22,7 +26,7 @@ workers need not see the client's model path, and if the worker holding
 it dies the scheduler simply computes it again. Each worker writes the
 files into a temporary directory of its own, loads them with the loader
 ``subtok encode`` uses and builds the same line encoder
-(:func:`subtok.cli.encode.line_encoder`), once per worker thread and
+(:func:`subtok.lines.encoders.line_encoder`), once per worker thread and
 model. One task per input file: the worker streams the file through the
 encoder as ``subtok encode`` does into a staging directory
 ``D/.subtok-encode-*`` (atomically, :mod:`subtok.atomic`); when every task
@@ -46,12 +50,15 @@ from __future__ import annotations
 import contextlib
 import glob
 import hashlib
+import importlib
 import logging
 import os
 import pickle
+import secrets
 import shutil
 import tempfile
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 from subtok.atomic import move_into_place
@@ -70,28 +77,20 @@ DEFAULT_CHUNK_SIZE = 128 << 20
 MERGE_FAN_IN = 4
 
 
-def _dask():
-    """The ``dask`` module, or the one-line error saying what to install."""
+def _extra(name: str):
+    """The module ``name`` of the extra (``dask`` or ``distributed``), or the
+    one-line error saying what to install."""
     try:
-        import dask
+        return importlib.import_module(name)
     except ImportError:
         raise SubtokError("--scheduler needs Dask, which is not installed: %s." % INSTALL_HINT) from None
-    return dask
-
-
-def _distributed():
-    """The ``distributed`` module, or the one-line error saying what to install."""
-    try:
-        import distributed
-    except ImportError:
-        raise SubtokError("--scheduler needs Dask, which is not installed: %s." % INSTALL_HINT) from None
-    return distributed
 
 
 def client_for(scheduler: str):
     """A ``distributed.Client`` for ``local:N`` or a scheduler address.
-    The caller closes it (and, for ``local:N``, its cluster)."""
-    distributed = _distributed()
+    The caller closes it (and, for ``local:N``, its cluster):
+    :func:`connected` does both."""
+    distributed = _extra("distributed")
     if scheduler.startswith("local:"):
         text = scheduler[len("local:"):]
         if not text.isdigit() or int(text) < 1:
@@ -112,6 +111,20 @@ def client_for(scheduler: str):
                           % (scheduler, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)) from None
 
 
+@contextlib.contextmanager
+def connected(scheduler: str) -> Iterator[Any]:
+    """A client for ``scheduler`` (see :func:`client_for`), closed on
+    leaving, with the ``LocalCluster`` it started for ``local:N``."""
+    client = client_for(scheduler)
+    try:
+        yield client
+    finally:
+        cluster = getattr(client, "cluster", None)
+        client.close()
+        if cluster is not None and scheduler.startswith("local:"):
+            cluster.close()
+
+
 def file_size(path: str) -> int:
     """One task: the size of ``path`` as a worker sees it (the client may not
     see the workers' files)."""
@@ -122,35 +135,37 @@ def file_size(path: str) -> int:
 
 
 def count_range(piece: FileRange, options: dict[str, Any], max_memory: int | str,
-                tmp_dir: str | None) -> bytes:
+                tmp_dir: str | None, job: str = "") -> bytes:
     """One task: the count file of the lines that start in a byte range of a
     file (a whole small file is one range), as bytes."""
-    return _count_bytes(piece, options, max_memory, tmp_dir)
+    return _count_bytes(piece, options, max_memory, tmp_dir, job)
 
 
 def count_lines(lines, options: dict[str, Any], max_memory: int | str,
-                tmp_dir: str | None) -> bytes:
+                tmp_dir: str | None, job: str = "") -> bytes:
     """One partition of a bag of lines: its count file (run on a worker)."""
-    return _count_bytes(list(lines), options, max_memory, tmp_dir)
+    return _count_bytes(list(lines), options, max_memory, tmp_dir, job)
 
 
 def _count_bytes(lines, options: dict[str, Any], max_memory: int | str,
-                 tmp_dir: str | None) -> bytes:
+                 tmp_dir: str | None, job: str) -> bytes:
     """The count file of ``lines`` (see :func:`subtok.training.counts.count`),
-    as bytes, counted in this process (the worker's one thread)."""
-    with tempfile.TemporaryDirectory(prefix="subtok-dask-", dir=tmp_dir) as directory:
+    as bytes, counted in this process (the worker's one thread). Its
+    spilled runs go in the task's own directory, so that a killed task
+    leaves one directory of the job's and nothing else."""
+    with _task_directory(tmp_dir, job) as directory:
         output = os.path.join(directory, "part.tsv")
-        counts.count(output, lines=lines, max_memory=max_memory, tmp_dir=tmp_dir,
+        counts.count(output, lines=lines, max_memory=max_memory, tmp_dir=directory,
                      **dict(options, num_threads=1))
         with open(output, "rb") as handle:
             return handle.read()
 
 
-def merge_counts(*blobs: bytes, tmp_dir: str | None = None) -> bytes:
+def merge_counts(*blobs: bytes, tmp_dir: str | None = None, job: str = "") -> bytes:
     """One task of the merge tree: count files (bytes) merged in the order
     given, as :func:`subtok.training.counts.merge` merges files (which joins
     unigram counts of consecutive parts), as bytes."""
-    with tempfile.TemporaryDirectory(prefix="subtok-dask-", dir=tmp_dir) as directory:
+    with _task_directory(tmp_dir, job) as directory:
         parts = []
         for number, blob in enumerate(blobs):
             part = os.path.join(directory, "part-%06d.tsv" % number)
@@ -163,14 +178,42 @@ def merge_counts(*blobs: bytes, tmp_dir: str | None = None) -> bytes:
             return handle.read()
 
 
-def merge_tree(parts: list, tmp_dir: str | None = None, fan_in: int = MERGE_FAN_IN):
+def _task_prefix(job: str) -> str:
+    return "subtok-dask-%s-" % job if job else "subtok-dask-"
+
+
+def _task_directory(tmp_dir: str | None, job: str):
+    """A task's temporary directory, removed when it ends, named after its
+    job (see :func:`_job`)."""
+    return tempfile.TemporaryDirectory(prefix=_task_prefix(job), dir=tmp_dir)
+
+
+@contextlib.contextmanager
+def _job(tmp_dir: str | None) -> Iterator[str]:
+    """A name for one counting job; on leaving, the directories its tasks
+    left in ``tmp_dir`` are removed. A task removes its own directory when
+    it ends, but a worker killed mid-task (SIGKILL, out of memory) cannot,
+    and the scheduler runs the task again elsewhere: what the killed one
+    left would stay for good. The client sees them where the workers'
+    ``tmp_dir`` is its own (a local cluster, a shared ``--tmp_dir``)."""
+    job = secrets.token_hex(8)
+    try:
+        yield job
+    finally:
+        pattern = os.path.join(glob.escape(tmp_dir or tempfile.gettempdir()), _task_prefix(job) + "*")
+        for leftover in glob.glob(pattern):
+            shutil.rmtree(leftover, ignore_errors=True)
+
+
+def merge_tree(parts: list, tmp_dir: str | None = None, fan_in: int = MERGE_FAN_IN,
+               job: str = ""):
     """A ``dask.delayed`` count file: ``parts`` (delayed count files, in
     corpus order) merged ``fan_in`` at a time, level by level, each merge a
     task on a worker, so no one process ever holds all the parts. Neighbours
     are merged with neighbours and left stays left: unigram counts join the
     end of one part to the start of the next, so the order matters (a
     merge of other groupings of the same order gives the same bytes)."""
-    delayed = _dask().delayed
+    delayed = _extra("dask").delayed
     if not parts:
         raise ValueError("no count files to merge")
     if fan_in < 2:
@@ -178,7 +221,7 @@ def merge_tree(parts: list, tmp_dir: str | None = None, fan_in: int = MERGE_FAN_
     merge = delayed(merge_counts, pure=False)
     level = list(parts)
     while len(level) > 1:
-        level = [group[0] if len(group) == 1 else merge(*group, tmp_dir=tmp_dir)
+        level = [group[0] if len(group) == 1 else merge(*group, tmp_dir=tmp_dir, job=job)
                  for group in (level[i:i + fan_in] for i in range(0, len(level), fan_in))]
     return level[0]
 
@@ -201,9 +244,12 @@ def count_bag(bag, output: str, *, max_memory: int | str = counts.DEFAULT_MAX_ME
     ``output``, its partitions merged in order, in a tree (on the scheduler
     that is current, e.g. a ``distributed.Client``'s)."""
     counts.counting_options(**options)
-    count = _dask().delayed(count_lines, pure=False)
-    parts = [count(partition, options, max_memory, tmp_dir) for partition in bag.to_delayed()]
-    return _write(merge_tree(parts, tmp_dir).compute(), output)
+    count = _extra("dask").delayed(count_lines, pure=False)
+    with _job(tmp_dir) as job:
+        parts = [count(partition, options, max_memory, tmp_dir, job)
+                 for partition in bag.to_delayed()]
+        blob = merge_tree(parts, tmp_dir, job=job).compute()
+    return _write(blob, output)
 
 
 def _write(blob: bytes, output: str) -> dict:
@@ -228,10 +274,12 @@ def count(paths: list[str], output: str, client, *, chunk_size: int | str = DEFA
     counts.counting_options(input=list(paths), **options)  # bad options fail here, not on a worker
     chunk = chunk_bytes(chunk_size)
     sizes = client.gather(client.map(file_size, paths, pure=False))
-    count = _dask().delayed(count_range, pure=False)
-    parts = [count(piece, options, max_memory, tmp_dir)
-             for path, size in zip(paths, sizes) for piece in byte_ranges(path, size, chunk)]
-    return _write(client.compute(merge_tree(parts, tmp_dir, fan_in)).result(), output)
+    count = _extra("dask").delayed(count_range, pure=False)
+    with _job(tmp_dir) as job:
+        parts = [count(piece, options, max_memory, tmp_dir, job)
+                 for path, size in zip(paths, sizes) for piece in byte_ranges(path, size, chunk)]
+        blob = client.compute(merge_tree(parts, tmp_dir, fan_in, job)).result()
+    return _write(blob, output)
 
 
 def count_on_cluster(output: str, *, scheduler: str, chunk_size: int | str = DEFAULT_CHUNK_SIZE,
@@ -247,15 +295,9 @@ def count_on_cluster(output: str, *, scheduler: str, chunk_size: int | str = DEF
     if isinstance(max_memory, str):
         counts.parse_size(max_memory)
     counts.counting_options(input=paths, **options)
-    client = client_for(scheduler)
-    try:
+    with connected(scheduler) as client:
         return count(paths, output, client, chunk_size=chunk_size, max_memory=max_memory,
                      tmp_dir=tmp_dir, **options)
-    finally:
-        cluster = getattr(client, "cluster", None)
-        client.close()
-        if cluster is not None and scheduler.startswith("local:"):
-            cluster.close()
 
 
 # -- encoding -------------------------------------------------------------
@@ -294,7 +336,7 @@ def worker_encoder(shipped: dict[str, Any]):
     """The line encoder of a shipped model (see :func:`ship_model`), built
     by the loader ``subtok encode`` uses, from the files written out under
     their own names (a vocab.json with its merges.txt beside it)."""
-    from subtok.cli.encode import line_encoder  # encoding's modules: only when encoding
+    from subtok.lines.encoders import line_encoder  # encoding's modules: only when encoding
     built = getattr(_BUILT, "encoder", None)
     if built is not None and built[0] == shipped["key"]:
         return built[1]
@@ -316,8 +358,8 @@ def worker_encoder(shipped: dict[str, Any]):
 def encode_file(path: str, staged: str, shipped: dict[str, Any]) -> str:
     """One task: ``path`` encoded into ``staged``, as ``subtok encode
     --input path --output staged`` writes it (run on a worker)."""
-    from subtok.cli.batch import map_blocks
-    from subtok.cli.streams import read_blocks, write_blocks
+    from subtok.lines.batch import map_blocks
+    from subtok.lines.streams import read_blocks, write_blocks
     encoder = worker_encoder(shipped)
     try:
         write_blocks(map_blocks(encoder, read_blocks([path]), 1), staged)
@@ -375,7 +417,7 @@ def output_paths(paths: list[str], output_dir: str, suffix: str) -> list[str]:
 def _checked(model: str, options: dict[str, Any]) -> dict[str, Any]:
     """The options with the output format's default, checked (a bad model or
     option fails here, on the client, not on every worker)."""
-    from subtok.cli.encode import PROTO_FORMATS, line_encoder
+    from subtok.lines.encoders import PROTO_FORMATS, line_encoder
     options = dict(options)
     options.setdefault("output_format", "piece")
     if options.get("generate_vocabulary") or options["output_format"] in PROTO_FORMATS:
@@ -390,7 +432,7 @@ def _plan(paths: list[str], output_dir: str, model: str, suffix: str | None,
     """Everything checked before a task runs or ``output_dir`` is made:
     the model and options (by building the encoder here), the inputs, the
     output names. Returns (outputs, shipped model)."""
-    from subtok.cli.streams import check_readable
+    from subtok.lines.streams import check_readable
     options = _checked(model, options)
     check_readable(paths)
     if suffix is None:
@@ -431,13 +473,12 @@ def _run_encode(client, paths: list[str], outputs: list[str], output_dir: str,
         # The model is in the graph once, by design: Dask's warning about a
         # large graph (a tokenizer.json can pass its 10 MB) would only be
         # noise on the command's stderr.
-        import dask
-        with dask.config.set({"distributed.admin.large-graph-warning-threshold": "4GB"}):
+        with _extra("dask").config.set({"distributed.admin.large-graph-warning-threshold": "4GB"}):
             model = client.submit(_same, shipped, pure=False)
         futures = client.map(encode_file, [os.path.abspath(p) for p in paths], staged,
                              shipped=model, retries=retries, pure=False)
         path_of = {future.key: path for future, path in zip(futures, paths)}
-        distributed = _distributed()
+        distributed = _extra("distributed")
         for future in distributed.as_completed(futures):  # the first failure ends the job
             try:
                 future.result()
@@ -467,14 +508,8 @@ def encode_on_cluster(model: str, inputs: list[str], output_dir: str, *, schedul
     connect (or start a local cluster), encode, and close what was opened."""
     paths = expand_inputs(inputs)
     outputs, shipped = _plan(paths, output_dir, model, suffix, options)
-    client = client_for(scheduler)
-    try:
+    with connected(scheduler) as client:
         return _run_encode(client, paths, outputs, output_dir, shipped, retries)
-    finally:
-        cluster = getattr(client, "cluster", None)
-        client.close()
-        if cluster is not None and scheduler.startswith("local:"):
-            cluster.close()
 
 
 def encode_lines(lines, shipped: dict[str, Any]) -> list:
@@ -509,13 +544,12 @@ def encode_bag(bag, model: str, **options: Any):
     ``options`` encodes them: a bag of the same partitions holding each
     line's output line (for nbest formats, its hypotheses joined by
     newlines), str for str lines, bytes for bytes."""
-    import dask
     options = _checked(model, options)
-    shipped = dask.delayed(ship_model(model, options), pure=True)
+    shipped = _extra("dask").delayed(ship_model(model, options), pure=True)
     return bag.map_partitions(encode_lines, shipped)
 
 
-__all__ = ["count", "count_bag", "count_on_cluster", "client_for", "count_lines",
+__all__ = ["count", "count_bag", "count_on_cluster", "client_for", "connected", "count_lines",
            "encode", "encode_bag", "encode_on_cluster", "encode_file", "encode_lines",
            "ship_model", "worker_encoder", "expand_inputs", "output_paths",
            "count_range", "merge_counts", "merge_tree", "file_size", "chunk_bytes", "INSTALL_HINT",

@@ -54,6 +54,11 @@ class OutputError(SubtokError):
     """An output file cannot be written."""
 
 
+class OptionError(SubtokError, ValueError):
+    """Options that do not go together, or do not fit the model (the
+    command line reports it as a usage error, status 2)."""
+
+
 class DisallowedSpecialToken(EncodeError):
     """Text spells a special token that the caller did not allow (tiktoken's check)."""
 

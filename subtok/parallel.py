@@ -30,7 +30,7 @@ the worker's traceback chained as its cause); no worker outlives a run.
 Where the system cannot fork, or one worker is asked for, everything runs
 in this process, with the same results (a task's exception is then raised
 as it is). The CLI's streaming encoder has
-its own protocol (:mod:`subtok.cli.workers`): it feeds an unbounded stream
+its own protocol (:mod:`subtok.lines.workers`): it feeds an unbounded stream
 and shares caches between workers.
 """
 

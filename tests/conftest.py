@@ -124,9 +124,6 @@ def spm():
 def dask_client():
     """A ``distributed.LocalCluster`` of 2 worker processes (the optional
     extra subtok[dask]) and its client, one per test module."""
-    from subtok.dask import client_for
-    client = client_for("local:2")
-    yield client
-    cluster = client.cluster
-    client.close()
-    cluster.close()
+    from subtok.dask import connected
+    with connected("local:2") as client:
+        yield client

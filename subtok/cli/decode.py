@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import click
 
-from subtok.cli.batch import LineDecoder, map_blocks
-from subtok.cli.options import (PATTERN_HELP, SPECIAL_TOKENS_HELP, Command, bert_settings,
-                                bert_vocab_options, bool_option, for_tiktoken, option)
-from subtok.cli.streams import input_paths, read_blocks, write_blocks
+from subtok.cli.options import (PATTERN_HELP, SPECIAL_TOKENS_HELP, Command,
+                                bert_vocab_options, bool_option, option)
 from subtok.errors import SubtokError
 from subtok.formats import load_any
+from subtok.lines.batch import LineDecoder, map_blocks
+from subtok.lines.encoders import bert_settings, for_tiktoken
+from subtok.lines.streams import input_paths, read_blocks, write_blocks
 from subtok.processor import SentencePieceProcessor
 
 
@@ -35,7 +36,7 @@ def decode(model, input, output, input_format, output_format, extra_options, num
            skip_special_tokens, minloglevel, pattern, special_tokens, files, **bert_flags):
     """Decode lines of pieces or ids back into text (like spm_decode)."""
     if for_tiktoken(model, pattern, special_tokens):
-        from subtok.cli import tiktoken_lines
+        from subtok.lines import tiktoken_lines
         tiktoken_lines.reject_options(model, extra_options=extra_options)
         return tiktoken_lines.decode_command(model, pattern, special_tokens, input_format,
                                              input, files, output, num_threads)
@@ -51,7 +52,7 @@ def decode(model, input, output, input_format, output_format, extra_options, num
         if output_format == "proto":
             raise SubtokError("--output_format=proto needs a SentencePiece model, not a "
                               "tokenizer.json.")
-        from subtok.cli.tokenizer_lines import decode_lines
+        from subtok.lines.tokenizer_lines import decode_lines
         return decode_lines(processor, paths, output, input_format, skip_special_tokens, num_threads)
     decoder = LineDecoder(processor, input_format, extra_options)
     blocks = map_blocks(decoder, read_blocks(paths), num_threads)

@@ -6,23 +6,13 @@ from collections import Counter
 
 import click
 
-from subtok.cli.batch import LineEncoder, PerLine, SampleLineEncoder, map_blocks
-from subtok.cli.options import (PATTERN_HELP, SPECIAL_TOKENS_HELP, Command, bert_settings,
-                                bert_vocab_options, bool_option, for_tiktoken, option)
-from subtok.cli.streams import check_readable, input_paths, read_blocks, read_lines, write_blocks, write_lines
-from subtok.errors import EncodeError, SubtokError
-from subtok.formats import load_any
-from subtok.postprocessors import extra_options as extra_options_for
-from subtok.processor import SentencePieceProcessor
+from subtok.cli.options import (PATTERN_HELP, SPECIAL_TOKENS_HELP, Command, bert_vocab_options,
+                                bool_option, option)
+from subtok.lines.batch import map_blocks
+from subtok.lines.encoders import PROTO_FORMATS, line_encoder
+from subtok.lines.streams import input_paths, read_blocks, read_lines, write_blocks, write_lines
 from subtok.progress import blocks_with_progress
 from subtok.vocab import PieceType
-
-SAMPLING_FORMATS = ("sample_piece", "sample_id", "nbest_piece", "nbest_id")
-
-#: spm_encode accepts these and, since its first releases, writes nothing
-#: for them (the line that printed the proto is commented out in
-#: spm_encode_main.cc); each is checked as the format named here.
-PROTO_FORMATS = {"proto": "piece", "sample_proto": "sample_piece", "nbest_proto": "nbest_piece"}
 
 
 @click.command(cls=Command)
@@ -100,51 +90,6 @@ def encode(model, input, output, output_format, extra_options, nbest_size, alpha
     write_blocks(map_blocks(encoder, blocks, num_threads), output)
 
 
-def line_encoder(model: str, output_format: str = "piece", extra_options: str = "",
-                 nbest_size: int = 10, alpha: float = 0.5, random_seed: int | None = None,
-                 vocabulary: str | None = None, vocabulary_threshold: int = 0,
-                 add_special_tokens: bool = True, pattern: str | None = None,
-                 special_tokens: str | None = None, generate_vocabulary: bool = False,
-                 **bert_flags) -> PerLine:
-    """The line encoder ``subtok encode`` runs over its input for ``model``
-    (any kind) and the options (the command's flags): every check of the
-    options and the model happens here, before any input is read. With
-    ``generate_vocabulary`` (SentencePiece only), the plain piece encoder
-    whose ``pairs`` are counted. :mod:`subtok.dask` builds the same
-    encoder on its workers, so a cluster writes the same bytes."""
-    if for_tiktoken(model, pattern, special_tokens):
-        from subtok.cli import tiktoken_lines
-        tiktoken_lines.reject_options(model, vocabulary=vocabulary,
-                                      generate_vocabulary=generate_vocabulary)
-        encoding = tiktoken_lines.load_tiktoken(model, pattern, special_tokens)
-        extra = extra_options_for.for_tiktoken(extra_options, encoding.special_tokens, model)
-        return tiktoken_lines.TiktokenLineEncoder(encoding, output_format, extra)
-    if output_format not in ("piece", "id") + SAMPLING_FORMATS + tuple(PROTO_FORMATS):
-        raise EncodeError("unknown output format: %s (choose piece, id, %s, %s)."
-                          % (output_format, ", ".join(SAMPLING_FORMATS), ", ".join(PROTO_FORMATS)))
-    processor = load_any(model, **bert_settings(model, **bert_flags))
-    if not isinstance(processor, SentencePieceProcessor):
-        if vocabulary or generate_vocabulary:
-            raise EncodeError("--vocabulary and --generate_vocabulary need a "
-                              "SentencePiece model, not a tokenizer.json.")
-        from subtok.cli.tokenizer_lines import TokenizerLineEncoder
-        # A corpus encoder writes every token of every line (see
-        # subtok.cli.tokenizer_lines): stored truncation and padding are off.
-        processor.truncation = processor.padding = None
-        extra = extra_options_for.for_tokenizer(extra_options, processor, processor.source)
-        return TokenizerLineEncoder(processor, output_format, add_special_tokens, random_seed,
-                                    extra)
-    if vocabulary:
-        processor.set_vocabulary(_read_vocabulary(vocabulary, vocabulary_threshold))
-    if generate_vocabulary:
-        return LineEncoder(processor, "piece", "")
-    checked_as = PROTO_FORMATS.get(output_format, output_format)
-    if checked_as in SAMPLING_FORMATS:
-        return SampleLineEncoder(processor, checked_as, extra_options, nbest_size, alpha,
-                                 random_seed)
-    return LineEncoder(processor, checked_as, extra_options)
-
-
 def _encode_on_cluster(model, inputs, files, output, output_dir, output_suffix, scheduler,
                        retries, generate_vocabulary, options) -> None:
     """``--scheduler`` with ``--output_dir``: one output per input file, on
@@ -159,21 +104,3 @@ def _encode_on_cluster(model, inputs, files, output, output_dir, output_suffix, 
     encode_on_cluster(model, [v for value in inputs for v in value.split(",") if v] + list(files),
                       output_dir, scheduler=scheduler, suffix=output_suffix, retries=retries,
                       generate_vocabulary=generate_vocabulary, **options)
-
-
-def _read_vocabulary(path: str, threshold: int) -> list[str]:
-    """``piece[<TAB>freq]`` lines; pieces with freq >= threshold are kept."""
-    check_readable([path])
-    keep = []
-    for number, line in enumerate(read_lines([path]), 1):
-        text = line.decode("utf-8", "surrogateescape")
-        if not text:
-            continue
-        piece, _, freq = text.partition("\t")
-        try:
-            count = int(freq) if freq else 1
-        except ValueError:
-            raise SubtokError("%s:%d: frequency %r is not an integer." % (path, number, freq)) from None
-        if count >= threshold:
-            keep.append(piece)
-    return keep

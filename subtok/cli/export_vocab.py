@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import click
 
-from subtok.cli.options import (PATTERN_HELP, SPECIAL_TOKENS_HELP, Command, bert_settings,
-                                bert_vocab_options, for_tiktoken, option)
-from subtok.cli.streams import open_output
+from subtok.cli.options import (PATTERN_HELP, SPECIAL_TOKENS_HELP, Command,
+                                bert_vocab_options, option)
 from subtok.errors import SubtokError
 from subtok.formats import load_any
 from subtok.formats.sentencepiece import syms_text, vocab_text
+from subtok.lines.encoders import bert_settings, for_tiktoken
+from subtok.lines.streams import open_output
 from subtok.processor import SentencePieceProcessor
 
 
@@ -26,13 +27,13 @@ from subtok.processor import SentencePieceProcessor
 def export_vocab(model, output, output_format, pattern, special_tokens, minloglevel, **bert_flags):
     """Print the vocabulary of a model (like spm_export_vocab)."""
     if for_tiktoken(model, pattern, special_tokens):
-        from subtok.cli import tiktoken_lines
+        from subtok.lines import tiktoken_lines
         return tiktoken_lines.export_vocab_command(model, pattern, special_tokens, output)
     if output_format not in ("vocab", "syms"):
         raise SubtokError("unknown output format: %s (choose vocab or syms)." % output_format)
     processor = load_any(model, **bert_settings(model, **bert_flags))
     if not isinstance(processor, SentencePieceProcessor):
-        from subtok.cli.tokenizer_lines import export_vocab as export_tokenizer_vocab
+        from subtok.lines.tokenizer_lines import export_vocab as export_tokenizer_vocab
         return export_tokenizer_vocab(processor, output, output_format)
     data = processor.model_data
     text = vocab_text(data) if output_format == "vocab" else syms_text(data)

@@ -15,9 +15,9 @@ from __future__ import annotations
 import click
 
 from subtok.cli.options import Command, bool_option, option
-from subtok.cli.streams import input_paths, open_output, read_blocks, write_blocks
 from subtok.errors import NormalizerError, SubtokError
 from subtok.formats.sentencepiece import NormalizerSpec, load_model
+from subtok.lines.streams import input_paths, open_output, read_blocks, write_blocks
 from subtok.normalizers.sentencepiece import Normalizer
 
 #: What SaveCharsMap blanks out of the comment column (it must stay one line).

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import click
 
+from subtok.errors import OptionError
 from subtok.flags import parse_bool
 
 
@@ -64,8 +65,16 @@ class Command(click.Command):
                  if isinstance(p, click.Option) and p.is_bool_flag}
         return super().parse_args(ctx, rewrite_bools(list(args), names))
 
+    def invoke(self, ctx):
+        """Run the command; the library's :class:`~subtok.errors.OptionError`
+        is reported as click's usage errors are."""
+        try:
+            return super().invoke(ctx)
+        except OptionError as exc:
+            raise click.UsageError(str(exc), ctx) from None
 
-# -- tiktoken rank files (see subtok.cli.tiktoken_lines) ------------------------
+
+# -- tiktoken rank files (see subtok.lines.tiktoken_lines) ----------------------
 PATTERN_HELP = ("tiktoken rank files: the split pattern, gpt2 | r50k | p50k | cl100k | o200k "
                 "or a regex (default: known from the file's sha256).")
 SPECIAL_TOKENS_HELP = ("tiktoken rank files: the special tokens, an encoding's name "
@@ -73,47 +82,16 @@ SPECIAL_TOKENS_HELP = ("tiktoken rank files: the special tokens, an encoding's n
                        "file's sha256).")
 
 
-def for_tiktoken(model: str, pattern: str | None, special_tokens: str | None) -> bool:
-    """True when ``--model`` is a tiktoken rank file (told by its content).
-    ``--pattern`` / ``--special_tokens`` with any other model are an error."""
-    from subtok.formats.tiktoken import looks_like_tiktoken
-    if looks_like_tiktoken(model):
-        return True
-    if pattern is not None or special_tokens is not None:
-        raise click.UsageError("--pattern and --special_tokens are for tiktoken rank files; "
-                               "%s is not one." % model)
-    return False
-
-# -- BERT vocab.txt (see subtok.formats.load_any) -------------------------------
-_BERT_FLAGS = (
-    ("lowercase", "lowercase", "vocab.txt: lowercase the text [default: true, as "
-     "BertWordPieceTokenizer; --lowercase=false for a cased vocabulary]."),
-    ("strip_accents", "strip_accents", "vocab.txt: strip accents [default: as --lowercase]."),
-    ("tokenize_chinese_chars", "handle_chinese_chars",
-     "vocab.txt: put spaces around CJK characters [default: true]."),
-)
+# -- BERT vocab.txt (see subtok.formats.load_any, subtok.lines.encoders) ---------
 
 
 def bert_vocab_options(command):
     """The BERT pipeline flags of a vocab.txt model. Their default is None
     (not given), so that they can be refused with other models."""
-    for flag, _, help in reversed(_BERT_FLAGS):
+    # Here, not at the top: the commands that train or count load no encoder.
+    from subtok.lines.encoders import BERT_FLAGS
+    for flag, _, help in reversed(BERT_FLAGS):
         dashed = flag.replace("_", "-")
         command = click.option("--%s/--no-%s" % (dashed, dashed), flag, default=None,
                                help=help)(command)
     return command
-
-
-def bert_settings(model: str, **flags) -> dict:
-    """``load_any``'s BERT keyword arguments from the flags; given with a
-    model that is not a vocab.txt they are an error."""
-    unknown = set(flags) - {flag for flag, _, _ in _BERT_FLAGS}
-    if unknown:  # a misspelt option of the Python API (subtok.dask.encode)
-        raise TypeError("unknown encode option(s): %s" % ", ".join(sorted(unknown)))
-    settings = {name: flags.get(flag) for flag, name, _ in _BERT_FLAGS}
-    if any(value is not None for value in settings.values()):
-        from subtok.formats import model_kind
-        if model_kind(model) != "vocab.txt":
-            raise click.UsageError("--lowercase, --strip_accents and --tokenize_chinese_chars are "
-                                   "for BERT vocab.txt models; %s is not one." % model)
-    return settings

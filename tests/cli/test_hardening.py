@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from conftest import CORPORA_DIR, DATA, MODELS_DIR, ROOT, run_subtok
 from subtok import ModelFileError, SentencePieceProcessor
-from subtok.cli.fastpath.lines import LineCache
+from subtok.lines.fastpath.lines import LineCache
 from subtok.normalizers.charsmap import check_double_array
 
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -437,7 +437,7 @@ def test_a_closed_pipe_ends_the_run_quietly(command):
 
 
 def test_an_internal_bug_is_one_line_with_a_hint_and_debug_shows_the_traceback(tmp_path):
-    code = ("import sys, subtok.cli.encode as e\n"
+    code = ("import sys, subtok.lines.encoders as e\n"
             "def broken(*a, **k): raise KeyError('oops')\n"
             "e.load_any = broken\n"
             "from subtok.cli.app import run\n"
@@ -540,7 +540,7 @@ def _as_nobody(args: list[str], data: bytes) -> subprocess.CompletedProcess:
     interpreter lives under /root, which nobody may not read, so the child
     imports what the command needs first, then drops privileges."""
     code = ("import os, sys, fcntl, subtok.cli.app as app, subtok.cli.encode, subtok.processor\n"
-            "import subtok.formats.tiktoken, subtok.cli.tiktoken_lines, subtok.tokenizer\n"
+            "import subtok.formats.tiktoken, subtok.lines.tiktoken_lines, subtok.tokenizer\n"
             "from subtok._proto import sentencepiece_model_raw_pb2\n"
             "os.setgroups([]); os.setgid(65534); os.setuid(65534)\n"
             "sys.argv = ['subtok'] + sys.argv[1:]\n"

@@ -1,6 +1,6 @@
 """The command-line encoder's piece cache (lines cut before each space,
 each piece's output remembered: ``_SpaceUnits`` in
-subtok/cli/tokenizer_lines.py) against tokenizers 0.23.3, on lines made
+subtok/lines/tokenizer_lines.py) against tokenizers 0.23.3, on lines made
 to find where cutting at spaces would go wrong: a word first in one line
 and later in another, added tokens glued to words and beside spaces
 (Llama puts its mark before each text between added tokens), pieces that

@@ -11,8 +11,8 @@ from __future__ import annotations
 import weakref
 
 from subtok import SentencePieceProcessor
-from subtok.cli.fastpath.lines import LineCache
 from subtok.formats.sentencepiece import ModelData, build_proto
+from subtok.lines.fastpath.lines import LineCache
 from subtok.vocab import PieceType, byte_piece
 
 

@@ -44,7 +44,7 @@ def _processor(path):
                       min_size=10, max_size=40))
 def test_worker_processes_give_the_same_lines(lines):
     """map_lines with 2 workers (tiny chunks, so workers really run) == 1."""
-    from subtok.cli.batch import LineEncoder, map_lines
+    from subtok.lines.batch import LineEncoder, map_lines
     for path in (MAXTEXT, LLAMA):
         encoder = LineEncoder(_processor(path), "id")
         one = list(map_lines(encoder, lines, 1, chunk_size=2))
@@ -61,8 +61,8 @@ def test_blocks_hold_exactly_the_lines(tmp_path_factory, data, size):
     read size; split back, they are read_lines' lines. A block's encoding
     is the lines' encodings, each followed by a newline, and an error
     names the line (counted across blocks) it is about."""
-    from subtok.cli.batch import LineEncoder
-    from subtok.cli.streams import read_blocks, read_lines
+    from subtok.lines.batch import LineEncoder
+    from subtok.lines.streams import read_blocks, read_lines
     path = tmp_path_factory.mktemp("blocks") / "in.txt"
     path.write_bytes(data)
     blocks = list(read_blocks([str(path)], size))

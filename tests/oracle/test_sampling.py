@@ -25,7 +25,7 @@ from conftest import needs_corpora, needs_data
 from sampling_inputs import BPE_MODELS, UNIGRAM_MODELS, corpus_lines, mixed_lines, oracle, processor
 from sampling_stats import chi_square_p, enumerate_paths, exact_log_probs, path_score
 from subtok import EncodeError
-from subtok.cli.batch import LineEncoder, SampleLineEncoder, map_lines
+from subtok.lines.batch import LineEncoder, SampleLineEncoder, map_lines
 from subtok.models.unigram.lattice import Lattice
 from subtok.models.unigram.sampling import choose_hypothesis, sample_encode_and_score
 

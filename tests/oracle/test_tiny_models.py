@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from conftest import (CORPORA_DIR, MODELS_DIR, corpus_paths, model_id, model_paths, needs_data,
                       sample_lines)
 from subtok import SentencePieceProcessor
-from subtok.cli.fastpath.letters import LetterCuts
-from subtok.cli.fastpath.lines import LineCache
+from subtok.lines.fastpath.letters import LetterCuts
+from subtok.lines.fastpath.lines import LineCache
 from tiny_models import D, META, N, S, U, X, lines_of, make
 
 
@@ -178,7 +178,7 @@ def test_token_texts_of_words_with_punctuation_after_them_join_their_letter_part
     """A word with common punctuation after it ("said,") is cut into the
     word and the punctuation, and the text joined from those two parts is
     what sentencepiece gives for the token alone."""
-    from subtok.cli.fastpath.plain_lines import REJECTED, WordEntries, unmarked
+    from subtok.lines.fastpath.plain_lines import REJECTED, WordEntries, unmarked
     path = str(MODELS_DIR / "maxtext_c4_unigram32k.model")
     processor = SentencePieceProcessor(path)
     ref = spm.SentencePieceProcessor(model_file=path)

@@ -104,8 +104,8 @@ def test_lines_longer_than_the_robustness_table_covers_take_the_exact_path(spm, 
     for that (gap 2**-10, robustness about 1000) is no longer marked weak;
     placed after thousands of filler pieces, where float32 rounding can
     flip it, its line must still leave the cache for the exact path."""
-    import subtok.cli.fastpath.plain_lines
-    monkeypatch.setattr(subtok.cli.fastpath.plain_lines, "MAX_PIECES", 4)
+    import subtok.lines.fastpath.plain_lines
+    monkeypatch.setattr(subtok.lines.fastpath.plain_lines, "MAX_PIECES", 4)
     model = make(META + [(S, -1.0, N), ("a", -2.5, N), ("b", -2.5, N), ("c", -60.0, N),
                          ("ab", -4.0, N), (S + "ab", -5.0 + sign * 2.0 ** -10, N)])
     ref = spm.SentencePieceProcessor(model_proto=model)
@@ -189,12 +189,12 @@ def test_caches_that_start_over_constantly_stay_exact(spm, monkeypatch, capacity
     every two lines: weak words and unknown edges must never be forgotten
     in the middle of a line that already looked them up."""
     import subtok.models.base
-    import subtok.cli.fastpath.plain_lines
-    import subtok.cli.fastpath.lines
-    monkeypatch.setattr(subtok.cli.fastpath.plain_lines, "MAX_TOKENS", capacity)
-    monkeypatch.setattr(subtok.cli.fastpath.plain_lines, "MAX_PARTS", capacity)
-    monkeypatch.setattr(subtok.cli.fastpath.lines, "MAX_WORDS", capacity)
-    monkeypatch.setattr(subtok.cli.fastpath.lines, "MAX_LINE_WORDS", capacity)
+    import subtok.lines.fastpath.plain_lines
+    import subtok.lines.fastpath.lines
+    monkeypatch.setattr(subtok.lines.fastpath.plain_lines, "MAX_TOKENS", capacity)
+    monkeypatch.setattr(subtok.lines.fastpath.plain_lines, "MAX_PARTS", capacity)
+    monkeypatch.setattr(subtok.lines.fastpath.lines, "MAX_WORDS", capacity)
+    monkeypatch.setattr(subtok.lines.fastpath.lines, "MAX_LINE_WORDS", capacity)
     monkeypatch.setattr(subtok.models.base, "MAX_CACHED", capacity)
     near = make(META + [(S, -1.0, N), ("a", -2.5, N), ("b", -2.5, N), ("c", -60.0, N),
                         ("ab", -4.0, N), (S + "ab", -5.0 - 2.0 ** -16, N)])
@@ -217,10 +217,10 @@ def test_a_worker_keeps_its_share_of_the_caches(spm, monkeypatch, workers):
     """In one of N worker processes the CLI caches start over at 1/N of
     their size (N workers then hold what one process would), and the
     output stays sentencepiece's."""
-    import subtok.cli.fastpath.plain_lines
-    from subtok.cli.batch import LineEncoder
-    monkeypatch.setattr(subtok.cli.fastpath.plain_lines, "MAX_TOKENS", 400)
-    monkeypatch.setattr(subtok.cli.fastpath.plain_lines, "MAX_PARTS", 400)
+    import subtok.lines.fastpath.plain_lines
+    from subtok.lines.batch import LineEncoder
+    monkeypatch.setattr(subtok.lines.fastpath.plain_lines, "MAX_TOKENS", 400)
+    monkeypatch.setattr(subtok.lines.fastpath.plain_lines, "MAX_PARTS", 400)
     path = str(MODELS_DIR / "maxtext_c4_unigram32k.model")
     ref = spm.SentencePieceProcessor(model_file=path)
     mine = SentencePieceProcessor(path)
@@ -244,7 +244,7 @@ def test_parts_one_worker_computed_serve_another_without_recomputing(spm, name):
     """Worker processes pass each other the parts they segmented (see
     WordEntries.take_news): a worker that took them in encodes the same
     lines without segmenting any part, and still as sentencepiece does."""
-    from subtok.cli.batch import LineEncoder
+    from subtok.lines.batch import LineEncoder
     path = str(MODELS_DIR / ("%s.model" % name))
     ref = spm.SentencePieceProcessor(model_file=path)
     lines = [line.decode() for line in
@@ -271,8 +271,8 @@ def test_parts_one_worker_computed_serve_another_without_recomputing(spm, name):
 
 @needs_data
 def test_news_that_would_fill_a_workers_cache_is_left_out(monkeypatch):
-    import subtok.cli.fastpath.plain_lines
-    monkeypatch.setattr(subtok.cli.fastpath.plain_lines, "MAX_PARTS", 100)
+    import subtok.lines.fastpath.plain_lines
+    monkeypatch.setattr(subtok.lines.fastpath.plain_lines, "MAX_PARTS", 100)
     processor = SentencePieceProcessor(str(MODELS_DIR / "maxtext_c4_unigram32k.model"))
     entries = lines_of(processor).word_entries(True)
     entries.learn(({"a%d" % k: str(k) for k in range(60)}, {}))
@@ -292,9 +292,9 @@ def test_block_path_decides_plainness_per_token(spm, monkeypatch, capacity, name
     neighbours are already cached from plain lines. Such a line is then
     joined from the tokens of its normalized text, unless a typed "▁"
     that normalization keeps (test_model's does) makes a word of its own."""
-    import subtok.cli.fastpath.plain_lines
-    from subtok.cli.batch import LineEncoder
-    monkeypatch.setattr(subtok.cli.fastpath.plain_lines, "MAX_TOKENS", capacity)
+    import subtok.lines.fastpath.plain_lines
+    from subtok.lines.batch import LineEncoder
+    monkeypatch.setattr(subtok.lines.fastpath.plain_lines, "MAX_TOKENS", capacity)
     path = str(MODELS_DIR / (name + ".model"))
     ref = spm.SentencePieceProcessor(model_file=path)
     lines = ["the quick fox", "the \uff51uick fox", "the quick\tfox", "the \u2581quick fox",

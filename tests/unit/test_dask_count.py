@@ -164,3 +164,80 @@ def test_without_the_extra_says_what_to_install(parts, tmp_path):
     assert proc.returncode == 1 and proc.stderr.count("\n") == 1, proc.stderr
     assert "pip install 'subtok[dask]'" in proc.stderr
     assert not (tmp_path / "c.tsv").exists()
+
+
+def _hold_one_range(marker: str, path: str) -> None:
+    """Run on every worker: the first task to count the range of ``path``
+    that starts at byte 0 counts half its lines, writes its process id to
+    ``marker`` and then waits to be killed; every other task (and the same
+    range run again) counts as usual. ``marker`` is made exclusively, so
+    only one task ever waits."""
+    import itertools
+    import os
+    import time
+    from subtok.training import counts
+    from subtok.training.corpus import FileRange
+    original = counts.count
+
+    def holding(output, *, lines=None, **kwargs):
+        if not (isinstance(lines, FileRange) and lines.path == path and lines.start == 0):
+            return original(output, lines=lines, **kwargs)
+        try:
+            fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+        except FileExistsError:
+            return original(output, lines=lines, **kwargs)
+        every = list(lines)
+
+        def halted():
+            yield from itertools.islice(every, len(every) // 2)
+            os.write(fd, b"%d" % os.getpid())
+            os.close(fd)
+            time.sleep(120)  # killed long before, unless the test failed first
+            raise RuntimeError("the held task was not killed")
+
+        return original(output, lines=halted(), **kwargs)
+
+    holding.original = original
+    counts.count = holding
+
+
+def _release() -> None:
+    from subtok.training import counts
+    counts.count = getattr(counts.count, "original", counts.count)
+
+
+def test_a_worker_killed_mid_count_changes_nothing(dask_client, parts, tmp_path):
+    """The worker counting the first range of a file is killed (SIGKILL)
+    half-way through it, with its temporary directory on disk; the
+    scheduler runs the range again elsewhere. The merged counts are those
+    of one process, and neither the output's directory nor --tmp_dir keeps
+    anything of the killed task."""
+    import os
+    import signal
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+    from subtok import dask as subtok_dask
+    from subtok.training import counts
+    options = dict(model_type="unigram", normalization_rule_name="identity")
+    marker, spill, out = tmp_path / "held", tmp_path / "spill", tmp_path / "out"
+    spill.mkdir()
+    out.mkdir()
+    dask_client.run(_hold_one_range, str(marker), parts[1])
+    try:
+        with ThreadPoolExecutor(1) as pool:
+            job = pool.submit(subtok_dask.count, parts, str(out / "cluster.tsv"), dask_client,
+                              chunk_size="32k", max_memory="4k", tmp_dir=str(spill), **options)
+            deadline = time.monotonic() + 60
+            while not (marker.exists() and marker.read_text()) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert marker.read_text(), job
+            # The held task has made its directory: what a kill leaves behind.
+            assert os.listdir(spill)
+            os.kill(int(marker.read_text()), signal.SIGKILL)
+            job.result(120)
+    finally:
+        dask_client.run(_release)
+    counts.count(str(tmp_path / "one.tsv"), input=parts, **options)
+    assert (out / "cluster.tsv").read_bytes() == (tmp_path / "one.tsv").read_bytes()
+    assert os.listdir(out) == ["cluster.tsv"]
+    assert os.listdir(spill) == []

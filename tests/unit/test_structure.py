@@ -3,7 +3,8 @@
 * no import cycles among subtok's modules (module-level imports);
 * no module imports another module's private (``_name``) names;
 * data and stage modules never import the processor or the CLI (no
-  uphill imports);
+  uphill imports), and no library module imports the CLI, even inside a
+  function;
 * encoding, from ``import subtok`` to a whole ``subtok encode`` run,
   loads no training module.
 """
@@ -104,6 +105,25 @@ def test_lower_layers_never_import_the_processor_or_the_cli():
               if name.startswith(LOWER) for target in targets
               if target == "subtok.processor" or target.startswith("subtok.cli")]
     assert uphill == []
+
+
+def test_only_the_cli_imports_the_cli():
+    """The library (``subtok.dask`` included, whose imports are inside its
+    functions) never reaches into ``subtok.cli``; only ``python -m subtok``
+    starts it."""
+    reaching = []
+    for name, path in modules().items():
+        if name.startswith("subtok.cli") or name == "subtok.__main__":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets = [node.module] + ["%s.%s" % (node.module, a.name) for a in node.names]
+            else:
+                continue
+            reaching += [(name, t) for t in targets if t == "subtok.cli" or t.startswith("subtok.cli.")]
+    assert reaching == []
 
 
 TRAINING = "[m for m in sys.modules if m.startswith('subtok.training') or m.endswith('.trainer')]"

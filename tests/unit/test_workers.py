@@ -1,5 +1,5 @@
-"""The CLI's worker protocol on its own (subtok.cli.batch.map_blocks over
-subtok.cli.workers): a dead worker is reported, messages larger than a
+"""The CLI's worker protocol on its own (subtok.lines.batch.map_blocks over
+subtok.lines.workers): a dead worker is reported, messages larger than a
 pipe arrive whole and in order, no fork means one process, news passes
 between workers. No model and no data needed."""
 
@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from subtok.cli.batch import PerLine
+from subtok.lines.batch import PerLine
 
 
 class _DiesOnSomeLines(PerLine):
@@ -23,7 +23,7 @@ class _DiesOnSomeLines(PerLine):
 
 
 def test_a_worker_that_dies_is_reported_not_waited_for():
-    from subtok.cli.batch import map_blocks
+    from subtok.lines.batch import map_blocks
     from subtok.errors import SubtokError
     blocks = [b"a\nb", b"c", b"d\ndie", b"e"]
     assert list(map_blocks(_DiesOnSomeLines(), blocks[:2], 2)) == [b"A\nB\n", b"C\n"]
@@ -57,7 +57,7 @@ def test_messages_larger_than_a_pipe_go_through_whole():
     """Jobs, results and news of megabytes, more in flight than any pipe
     holds: the parent writes what fits and reads while it waits, so no
     side waits on the other forever, and every byte arrives in order."""
-    from subtok.cli.batch import map_blocks
+    from subtok.lines.batch import map_blocks
     blocks = [(b"%d" % k) * (300_000 + 7919 * k) + b"\nx" for k in range(12)]
     expected = [line + line + b"\n" + b"xx\n" for line in (b.split(b"\n")[0] for b in blocks)]
     # (The first block may come back in two: see batch._small_first.)
@@ -68,7 +68,7 @@ def test_without_fork_the_jobs_are_done_in_this_process(monkeypatch):
     """Where the system cannot fork, --num_threads gives the same output
     from one process."""
     import multiprocessing
-    from subtok.cli.batch import map_blocks
+    from subtok.lines.batch import map_blocks
     monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
 
     def no_process(*args, **kwargs):
@@ -100,7 +100,7 @@ class _CountsNews(PerLine):
 
 
 def test_workers_pass_their_news_to_each_other():
-    from subtok.cli.batch import map_blocks
+    from subtok.lines.batch import map_blocks
     blocks = [b"%d" % k for k in range(40)]
     taken = [int(out) for out in map_blocks(_CountsNews(), blocks, 2)]
     assert len(taken) == 40

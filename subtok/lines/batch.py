@@ -16,10 +16,10 @@ import os
 import random
 from collections.abc import Iterable, Iterator
 
-from subtok.cli.fastpath.lines import LineCache
-from subtok.cli.fastpath.output import format_pairs
-from subtok.cli.workers import in_workers
 from subtok.errors import DecodeError, EncodeError, SubtokError
+from subtok.lines.fastpath.lines import LineCache
+from subtok.lines.fastpath.output import format_pairs
+from subtok.lines.workers import in_workers
 from subtok.postprocessors.sentencepiece import apply_extra_options, parse_extra_options
 from subtok.processor import Pair, SentencePieceProcessor
 from subtok.regularization import line_rng

@@ -1,6 +1,6 @@
 """Worker processes for line jobs: forked, fed over pipes, results in order.
 
-A job is one call of a :class:`~subtok.cli.batch.PerLine` method on a block or
+A job is one call of a :class:`~subtok.lines.batch.PerLine` method on a block or
 a chunk of lines. Each worker is forked from the parent, so it starts with
 everything the parent loaded and cached; with each result it sends the
 news the others may reuse (see ``PerLine.news``), which the parent passes
@@ -26,7 +26,7 @@ from subtok.errors import SubtokError
 from subtok.parallel import reap
 
 if TYPE_CHECKING:
-    from subtok.cli.batch import PerLine
+    from subtok.lines.batch import PerLine
 
 
 # Worker processes are forked, and talk to the parent over plain pipes, one

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from itertools import islice
 
-from subtok.cli.batch import PerLine, map_blocks
-from subtok.cli.streams import open_output, read_blocks, write_blocks
 from subtok.errors import DecodeError, EncodeError
+from subtok.lines.batch import PerLine, map_blocks
+from subtok.lines.streams import open_output, read_blocks, write_blocks
 from subtok.models.tokens import CACHE_LIMIT
 from subtok.postprocessors.extra_options import ExtraOptions
 from subtok.regularization import line_rng

@@ -47,14 +47,14 @@ from __future__ import annotations
 import bisect
 from typing import TYPE_CHECKING
 
-from subtok.cli.fastpath.letters import LetterCuts
-from subtok.cli.fastpath.output import OutputTexts, format_pairs
 from subtok.float32 import offset_bound
+from subtok.lines.fastpath.letters import LetterCuts
+from subtok.lines.fastpath.output import OutputTexts, format_pairs
 from subtok.postprocessors.sentencepiece import ENDS, STARTS, unknown_runs_stay_inside
 from subtok.symbols import SPACE_SYMBOL
 
 if TYPE_CHECKING:
-    from subtok.cli.fastpath.lines import LineCache
+    from subtok.lines.fastpath.lines import LineCache
     from subtok.models.base import WordEncoding
 
 #: Lines with more output pieces than this take the general path, so a

@@ -7,7 +7,7 @@ it, with the checks that keep the output identical to encoding the line
 (sentencepiece's result) wherever words may interact:
 
 * a plain line (no normalization rule applies, no "▁" typed in it) is a
-  join of cached token texts (:mod:`subtok.cli.fastpath.plain_lines`);
+  join of cached token texts (:mod:`subtok.lines.fastpath.plain_lines`);
 * other lines are cut into words whose entries are cached too and checked
   word by word (unknown runs that may cross words, unigram's float32
   offsets);
@@ -25,9 +25,9 @@ from __future__ import annotations
 import functools
 import operator
 
-from subtok.cli.fastpath.output import OutputTexts, format_pairs
-from subtok.cli.fastpath.plain_lines import PlainLineEncoder, WordEntries, unmarked
 from subtok.float32 import offset_bound
+from subtok.lines.fastpath.output import OutputTexts, format_pairs
+from subtok.lines.fastpath.plain_lines import PlainLineEncoder, WordEntries, unmarked
 from subtok.models.unigram.model import words_reusable
 from subtok.postprocessors.sentencepiece import unknown_runs_stay_inside
 from subtok.processor import Pair, SentencePieceProcessor

@@ -1,6 +1,6 @@
 """``subtok encode|decode|export-vocab`` on a tiktoken rank file.
 
-The per-line encoder and decoder are :class:`~subtok.cli.batch.PerLine`
+The per-line encoder and decoder are :class:`~subtok.lines.batch.PerLine`
 functions, so ``map_blocks`` runs them in one process or several
 (``--num_threads``) with the same output.
 
@@ -19,10 +19,10 @@ import re
 from itertools import accumulate, count, repeat
 from operator import add
 
-from subtok.cli.batch import PerLine, map_blocks
-from subtok.cli.streams import input_paths, open_output, read_blocks, write_blocks
 from subtok.errors import DecodeError, SubtokError
 from subtok.formats.tiktoken import load_tiktoken
+from subtok.lines.batch import PerLine, map_blocks
+from subtok.lines.streams import input_paths, open_output, read_blocks, write_blocks
 from subtok.models.bytelevel.encoding import Encoding, MemoCache, valid_text
 from subtok.models.bytelevel.model import encode_piece
 from subtok.postprocessors.extra_options import ExtraOptions
