@@ -546,6 +546,12 @@ def _count_units(texts: list[str], chunk: list[tuple[str, int]], units: tuple):
     # sentence. Batches stay small so that the joined text and its parts
     # add little to a worker's peak memory.
     batch: list[str] = []
+
+    def count_batch() -> None:
+        parts = "".join(batch).split(SPACE)
+        inner.update(parts[:-1] if suffix else parts[1:])
+        batch.clear()
+
     batched = 0
     for text, (_, freq) in zip(texts, chunk):
         if not text:
@@ -554,9 +560,7 @@ def _count_units(texts: list[str], chunk: list[tuple[str, int]], units: tuple):
             batch.append(text)
             batched += len(text)
             if batched >= _COUNT_BATCH_CHARS:
-                parts = "".join(batch).split(SPACE)
-                inner.update(parts[:-1] if suffix else parts[1:])
-                batch.clear()
+                count_batch()
                 batched = 0
             continue
         parts = text.split(SPACE)
@@ -569,8 +573,7 @@ def _count_units(texts: list[str], chunk: list[tuple[str, int]], units: tuple):
             for part in parts:
                 inner[part] += freq
     if batch:
-        parts = "".join(batch).split(SPACE)
-        inner.update(parts[:-1] if suffix else parts[1:])
+        count_batch()
     for part, count in inner.items():
         out[part + SPACE if suffix else SPACE + part] += count
     return out
