@@ -1,7 +1,8 @@
 """Write subtok/normalizers/rules/walks.json: the trigger walk of each
-built-in rule table (:meth:`subtok.normalizers.charsmap.CharsMap.walk_record`),
-keyed by the SHA-256 of the table's blob, so that loading a built-in table
-(``subtok train`` with a built-in rule name, or a model that carries one)
+built-in rule table (:meth:`subtok.normalizers.charsmap.CharsMap.walk_record`)
+and the size of its blob, keyed by the table's name, so that loading a
+built-in table (``subtok train`` with a built-in rule name, or a model that
+carries one, told by :func:`subtok.normalizers.charsmap.builtin_table`)
 reads the walk instead of doing it.
 
 Run after changing a table in rules/*.bin:
@@ -13,7 +14,6 @@ tests/unit/test_charsmap_walks.py fails while the file is out of date.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 from pathlib import Path
@@ -31,14 +31,14 @@ def fresh_walks() -> dict:
     for name in BUILTIN_RULE_NAMES:
         blob = builtin_charsmap(name)
         if blob:
-            walks[hashlib.sha256(blob).hexdigest()] = dict(
-                name=name, **charsmap.CharsMap(blob, stored_walk=False).walk_record())
+            walks[name] = dict(size=len(blob),
+                               **charsmap.CharsMap(blob, stored_walk=False).walk_record())
     return walks
 
 
 def main() -> None:
-    path = ROOT / "subtok" / "normalizers" / "rules" / charsmap.WALKS_FILE
-    path.write_text(json.dumps(fresh_walks(), ensure_ascii=False, sort_keys=True) + "\n",
+    path = Path(charsmap.RULES_DIR) / charsmap.WALKS_FILE
+    path.write_text(json.dumps(fresh_walks(), ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n",
                     encoding="utf-8")
     print("wrote", path)
 

@@ -32,20 +32,21 @@ in this process, with the same results (a task's exception is then raised
 as it is). The CLI's streaming encoder has
 its own protocol (:mod:`subtok.lines.workers`): it feeds an unbounded stream
 and shares caches between workers.
+
+``multiprocessing``, ``pickle`` and ``traceback`` are imported where they
+are first needed, in the parent before it forks: a run that forks nothing
+(a small corpus, an empty one) never loads them, which is a good part of
+``subtok train``'s start-up otherwise (docs/performance.md).
 """
 
 from __future__ import annotations
 
 import collections
 import gc
-import multiprocessing
-import multiprocessing.connection
 import os
-import pickle
 import signal
 import sys
 import time
-import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -61,6 +62,7 @@ def cpu_count() -> int:
 
 
 def can_fork() -> bool:
+    import multiprocessing
     return "fork" in multiprocessing.get_all_start_methods()
 
 
@@ -116,6 +118,7 @@ class _Worker:
     of its pipe."""
 
     def __init__(self, loop: Callable, args: tuple) -> None:
+        import multiprocessing.connection  # (and pickle): before the fork, so the worker has them
         context = multiprocessing.get_context("fork")
         self.pipe, child_end = context.Pipe()
         _PARENT_ENDS.add(self.pipe)
@@ -182,6 +185,7 @@ def _attempt(func: Callable, *args: Any) -> tuple[bool, Any]:
 def _reply(pipe, index: int, outcome: tuple[bool, Any]) -> None:
     """Send ``(index, ok, value)``; a result that cannot be pickled is
     sent as the failure it is."""
+    import pickle
     try:
         data = pickle.dumps((index,) + outcome, pickle.HIGHEST_PROTOCOL)
     except Exception as exc:  # noqa: BLE001 - the parent raises it
@@ -193,6 +197,8 @@ def _failure(exc: BaseException) -> tuple[str, BaseException | None, str]:
     """What the parent needs to raise a task's exception: a one-line
     summary, the exception itself if it survives pickling, and the
     worker's traceback."""
+    import pickle
+    import traceback
     lines = str(exc).strip().splitlines()
     summary = type(exc).__name__ + (": " + lines[0] if lines else "")
     text = "".join(traceback.format_exception(exc))
@@ -221,9 +227,10 @@ def _raise_failure(failure: tuple[str, BaseException | None, str]) -> None:
 def _receive(workers: Iterable[_Worker]) -> list[tuple[_Worker, Any]]:
     """The messages that are in from ``workers`` (waits for one at least);
     a worker's death is a :class:`SubtokError`."""
+    from multiprocessing.connection import wait
     by_pipe = {worker.pipe: worker for worker in workers}
     out = []
-    for pipe in multiprocessing.connection.wait(list(by_pipe)):
+    for pipe in wait(list(by_pipe)):
         worker = by_pipe[pipe]
         try:
             out.append((worker, pipe.recv()))
@@ -450,6 +457,7 @@ def run_in_child(func: Callable, *args: Any) -> Any:
     """
     if not hasattr(os, "fork"):
         return func(*args)
+    import pickle  # before the fork: the child pickles its result with it
     sys.stdout.flush()
     sys.stderr.flush()
     read_end, write_end = os.pipe()
@@ -472,6 +480,7 @@ def run_in_child(func: Callable, *args: Any) -> Any:
 
 def _child(func: Callable, args: tuple, write_end: int) -> int:  # pragma: no cover - in the child
     """The child of :func:`run_in_child`: its exit status."""
+    import pickle
     for end in _PARENT_ENDS:  # live workers stop when the parent says, not when this child ends
         end.close()
     try:

@@ -257,13 +257,8 @@ class Tokenizer:
         (ids before, tokens before, ids after, tokens after); else None."""
         if self.truncation is not None or self.padding is not None:
             return None
-
-        def wrapped(ids: list[int]) -> Encoding:
-            tokens = ["\x00stand-in %d" % i for i in ids]
-            return self._post_process(Encoding(list(ids), tokens, None, None, [0] * len(ids)), None,
-                                      add_special_tokens)
-
-        one, two = wrapped([-1]), wrapped([-1, -2])
+        one = self.post_processed_stand_ins([-1], add_special_tokens)
+        two = self.post_processed_stand_ins([-1, -2], add_special_tokens)
         if one.ids.count(-1) != 1 or -2 in one.ids:
             return None
         at = one.ids.index(-1)
@@ -273,6 +268,18 @@ class Tokenizer:
                 or two.tokens[at:at + 2] != ["\x00stand-in -1", "\x00stand-in -2"]):
             return None
         return before[0], before[1], after[0], after[1]
+
+    def post_processed_stand_ins(self, ids: list[int], add_special_tokens: bool) -> Encoding:
+        """What the post-processor alone (no truncation, no padding) makes
+        of one text of stand-in tokens: ``ids`` (negative: no token has
+        them), tokens ``"\x00stand-in <id>"``. How :meth:`special_wrapping`
+        and spm_encode's ``--extra_options`` (its BOS and EOS tokens) learn
+        what the post-processor puts around a text."""
+        tokens = ["\x00stand-in %d" % i for i in ids]
+        encoding = Encoding(list(ids), tokens, None, None, [0] * len(ids))
+        if self.post_processor is None:
+            return encoding
+        return Encoding.merge(self.post_processor.process([encoding], add_special_tokens))
 
     def _padded(self, encodings: list[Encoding]) -> list[Encoding]:
         if self.padding is not None:

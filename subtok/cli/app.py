@@ -13,7 +13,6 @@ import importlib
 import os
 import signal
 import sys
-import traceback
 
 import click
 
@@ -76,11 +75,11 @@ class _Group(click.Group):
                 _die_by(exc.signum)
             except (SubtokError, OSError, MemoryError) as exc:
                 if debug:
-                    traceback.print_exc()
+                    _print_traceback()
                 _fail("subtok: error: %s" % _describe(exc), 1)
             except Exception as exc:
                 if debug:
-                    traceback.print_exc()
+                    _print_traceback()
                 _fail("subtok: internal error: %s: %s (a bug in subtok; rerun with --debug "
                       "for the traceback)" % (type(exc).__name__, exc), 70)
 
@@ -198,6 +197,13 @@ def _describe(exc: BaseException) -> str:
         where = exc.filename if exc.filename is not None else "<system>"
         return "%s: %s." % (where, exc.strerror or exc)
     return str(exc)
+
+
+def _print_traceback() -> None:
+    """``--debug``: the traceback of the error being handled (traceback is
+    imported only then: it is no small part of the start-up otherwise)."""
+    import traceback
+    traceback.print_exc()
 
 
 def _take_flag(args: list[str], flag: str) -> bool:

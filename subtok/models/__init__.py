@@ -18,9 +18,6 @@ MODELS: dict[str, type[Model]] = {
     "word": WordModel,
     "char": CharModel,
 }
-#: Model types ``subtok train`` writes as Hugging Face / tiktoken files (a
-#: tokenizer.json and friends) instead of a SentencePiece .model.
-TOKENIZER_FILE_TYPES = ("wordpiece", "byte_bpe")
 
 __all__ = ["MODELS", "Model", "WordEncoding",
-           "BPEModel", "CharModel", "UnigramModel", "WordModel", "TOKENIZER_FILE_TYPES"]
+           "BPEModel", "CharModel", "UnigramModel", "WordModel"]

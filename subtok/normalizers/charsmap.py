@@ -10,15 +10,16 @@ NUL-terminated replacement strings::
 Rules are looked up on demand, by walking the double array
 (:class:`CharsMap`); at load we only find the characters a rule can
 touch, and for the built-in tables even that walk is read from
-``rules/walks.json`` (:func:`known_walk`). A charsmap of hand-made rules
-can also be held as a plain mapping (:class:`DictRules`).
+``rules/walks.json`` (:func:`known_walk`), and their double array, checked
+when the tables were built, is not checked again (:func:`split_blob`). A
+charsmap of hand-made rules can also be held as a plain mapping
+(:class:`DictRules`).
 """
 
 from __future__ import annotations
 
 import array
 import functools
-import hashlib
 import json
 import os
 import struct
@@ -53,6 +54,15 @@ def _index_children(units) -> dict[int, list[tuple[int, int]]]:
     return children
 
 
+def char_ranges(chars) -> list[tuple[int, int]]:
+    """The code points of ``chars`` as sorted runs ``(first, last)`` of
+    consecutive code points."""
+    points = sorted(set(map(ord, chars)))
+    starts = [b for a, b in zip([-2] + points, points) if b != a + 1]
+    ends = [a for a, b in zip(points, points[1:] + [-2]) if b != a + 1]
+    return list(zip(starts, ends))
+
+
 @functools.lru_cache(maxsize=4)  # a model's blob: checked at parse, read again by the processor
 def split_blob(blob: bytes) -> tuple[Sequence[int], bytes]:
     """Validate the blob and return (trie units, string block).
@@ -61,7 +71,10 @@ def split_blob(blob: bytes) -> tuple[Sequence[int], bytes]:
     (``Normalizer::DecodePrecompiledCharsMap``, then the double array's
     ``validate`` in ``Normalizer::Init``), so that a blob is refused here
     exactly when sentencepiece refuses it, and the whole trie is known
-    sound before any text is normalized with it.
+    sound before any text is normalized with it. The double array of a
+    built-in table (:func:`builtin_table`) is not checked again: the check
+    would be most of the table's load time (docs/performance.md), and
+    tests/unit/test_charsmap_walks.py checks every shipped table.
     """
     if len(blob) <= 4:
         raise NormalizerError("Blob for normalization rule is broken.")
@@ -84,7 +97,7 @@ def split_blob(blob: bytes) -> tuple[Sequence[int], bytes]:
             units.byteswap()
     else:
         units = struct.unpack_from("<%dI" % (trie_size // 4), trie)  # type: ignore[assignment]
-    if not check_double_array(trie, units, len(strings)):
+    if builtin_table(blob) is None and not check_double_array(trie, units, len(strings)):
         raise NormalizerError("precompiled_charsmap is invalid.")
     return units, strings
 
@@ -240,9 +253,12 @@ class CharsMap:
         self.regular = True
         known = known_walk(blob) if stored_walk else None
         if known is not None:  # a built-in table: its walk was done when it was built
-            self.trigger_chars, self.inner_chars, self._to_space, self.regular = known
+            (self.trigger_chars, self.trigger_ranges, self.inner_chars, self._to_space,
+             self.regular) = known
             return
         self.trigger_chars, self.inner_chars = self._find_triggers(_index_children(self.units))
+        #: :attr:`trigger_chars` as :func:`char_ranges` (what a normalizer's screen is made of).
+        self.trigger_ranges = char_ranges(self.trigger_chars)
         if self.regular:
             self.regular = _targets_are_text(self.units, self.strings)
 
@@ -250,8 +266,9 @@ class CharsMap:
         """What :meth:`_find_triggers` found, as stored for the built-in
         tables (``rules/walks.json``, written by
         ``scripts/build_charsmap_walks.py``; :func:`known_walk` reads it)."""
-        return {"trigger_chars": sorted(self.trigger_chars),
-                "inner_chars": sorted(self.inner_chars),
+        return {"trigger_chars": "".join(sorted(self.trigger_chars)),
+                "trigger_ranges": [list(run) for run in self.trigger_ranges],
+                "inner_chars": "".join(sorted(self.inner_chars)),
                 "to_space": [[char, node] for char, node in self._to_space],
                 "regular": self.regular}
 
@@ -433,6 +450,7 @@ class DictRules:
         for key in rules:
             triggers.update(key if len(key) == 1 else key[1:])
         self.trigger_chars = frozenset(triggers)
+        self.trigger_ranges = char_ranges(triggers)
         self.inner_chars = frozenset(char for key in rules for char in key[1:])
         #: Keys are characters (a dict is only made from text).
         self.regular = True
@@ -474,38 +492,62 @@ class DictRules:
         return None
 
 
+#: The directory of the built-in tables (``<name>.bin``) and their walks.
+RULES_DIR = os.path.join(os.path.dirname(__file__), "rules")
 #: File of the walks of the built-in tables, beside their blobs.
 WALKS_FILE = "walks.json"
 
 
+@functools.lru_cache(maxsize=None)
+def read_table(name: str) -> bytes:
+    """The blob of the built-in table ``name`` (``rules/<name>.bin``), read
+    once per process. A plain file read: no import at first load
+    (importlib.resources is not frozen, and a process may by then have
+    dropped the rights to read the interpreter's library)."""
+    with open(os.path.join(RULES_DIR, name + ".bin"), "rb") as handle:
+        return handle.read()
+
+
 @functools.lru_cache(maxsize=1)
 def _known_walks() -> dict:
-    # A plain file read: no import at first load (importlib.resources is
-    # not frozen, and a process may by then have dropped the rights to
-    # read the interpreter's library).
+    """Table name -> its stored walk and blob size (see
+    :meth:`CharsMap.walk_record`); the characters are stored as one string
+    each, which JSON reads far faster than a list of one-character strings."""
     try:
-        with open(os.path.join(os.path.dirname(__file__), "rules", WALKS_FILE), encoding="utf-8") as handle:
+        with open(os.path.join(RULES_DIR, WALKS_FILE), encoding="utf-8") as handle:
             text = handle.read()
     except OSError:  # not built yet (scripts/build_charsmap_walks.py): walk every table
         return {}
     return json.loads(text)
 
 
-def known_walk(blob: bytes) -> tuple[frozenset[str], frozenset[str], list, bool] | None:
-    """The result of :meth:`CharsMap._find_triggers` (and of the target
-    check) for a blob that is one of the built-in tables, found by its
-    SHA-256 (models trained with a built-in rule name carry its blob
-    unchanged); None for any other blob, which is walked at load. The walk
-    is most of the start-up of ``subtok train`` and of loading such a
-    model; tests/unit/test_charsmap_walks.py checks the stored walks
-    against fresh ones."""
-    if len(blob) < 4096:  # the built-in tables are far larger; skip hashing small ones
+def builtin_table(blob: bytes) -> str | None:
+    """The name of the built-in table that ``blob`` is byte for byte, or
+    None. Models trained with a built-in rule name carry its blob
+    unchanged. Told by size, then by comparing the bytes with the shipped
+    table: no hash, so no hashlib (OpenSSL) to load at start-up."""
+    if len(blob) < 4096:  # the built-in tables are far larger
         return None
-    record = _known_walks().get(hashlib.sha256(blob).hexdigest())
-    if record is None:
+    for name, record in _known_walks().items():
+        if record.get("size") == len(blob) and read_table(name) == blob:
+            return name
+    return None
+
+
+def known_walk(blob: bytes) -> tuple[frozenset[str], list, frozenset[str], list, bool] | None:
+    """The result of :meth:`CharsMap._find_triggers` (with its
+    :func:`char_ranges`, and of the target check) for a blob that is one of the built-in tables
+    (:func:`builtin_table`); None for any other blob, which is walked at
+    load. The walk is most of the start-up of ``subtok train`` and of
+    loading such a model; tests/unit/test_charsmap_walks.py checks the
+    stored walks against fresh ones."""
+    name = builtin_table(blob)
+    if name is None:
         return None
-    return (frozenset(record["trigger_chars"]), frozenset(record["inner_chars"]),
-            [(char, node) for char, node in record["to_space"]], record["regular"])
+    record = _known_walks()[name]
+    return (frozenset(record["trigger_chars"]), [tuple(run) for run in record["trigger_ranges"]],
+            frozenset(record["inner_chars"]), [(char, node) for char, node in record["to_space"]],
+            record["regular"])
 
 
 @functools.lru_cache(maxsize=4)

@@ -30,11 +30,10 @@ reach, so a lookup can only ever follow real edges.
 from __future__ import annotations
 
 import struct
-from importlib import resources
 from os import PathLike
 from typing import Iterable
 
-from subtok.normalizers.charsmap import decode_charsmap
+from subtok.normalizers.charsmap import decode_charsmap, read_table
 
 __all__ = [
     "BUILTIN_RULE_NAMES",
@@ -397,6 +396,4 @@ def builtin_charsmap(name: str) -> bytes:
         raise ValueError(
             "unknown normalization rule name %r; valid names: %s"
             % (name, ", ".join(BUILTIN_RULE_NAMES)))
-    pkg = __name__.rpartition(".")[0]
-    data = resources.files(pkg).joinpath("rules").joinpath(name + ".bin")
-    return data.read_bytes()
+    return read_table(name)

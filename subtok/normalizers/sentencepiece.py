@@ -39,20 +39,23 @@ from subtok.symbols import SPACE_SYMBOL  # "▁", SentencePiece's escaped space 
 _SPACE_RUN = re.compile(" {2,}")
 
 
-def _char_class(chars: Iterable[str]) -> str:
-    """A compact regex character class (ranges of consecutive code points)."""
-    points = sorted({ord(c) for c in chars})
-    parts = []
-    i = 0
-    while i < len(points):
-        j = i
-        while j + 1 < len(points) and points[j + 1] == points[j] + 1:
-            j += 1
-        lo, hi = points[i], points[j]
-        parts.append(re.escape(chr(lo)) if lo == hi else
-                     "%s-%s" % (re.escape(chr(lo)), re.escape(chr(hi))))
-        i = j + 1
-    return "".join(parts)
+def _char_class(ranges: Iterable[tuple[int, int]]) -> str:
+    """A regex character class of code point ranges (see
+    :func:`~subtok.normalizers.charsmap.char_ranges`)."""
+    return "".join(re.escape(chr(lo)) if lo == hi else
+                   "%s-%s" % (re.escape(chr(lo)), re.escape(chr(hi))) for lo, hi in ranges)
+
+
+def _merge(ranges: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted, overlapping or adjacent ranges joined: the runs of
+    consecutive code points of their union."""
+    merged: list[list[int]] = []
+    for lo, hi in sorted(ranges):
+        if merged and lo <= merged[-1][1] + 1:
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append([lo, hi])
+    return [(lo, hi) for lo, hi in merged]
 
 
 class Normalizer:
@@ -81,15 +84,19 @@ class Normalizer:
         self.space = SPACE_SYMBOL if escape_whitespaces else " "
         self._max_user = max(map(len, self.user_defined), default=0)
         # On the byte path every character counts as a trigger (and the
-        # rules' trigger characters may be no characters at all).
-        triggers = set() if self.bytewise else set(self.rules.trigger_chars)
-        triggers.update(s[0] for s in self.user_defined)
-        triggers.update(map(chr, range(0xD800, 0xE000)))
-        self._trigger_chars = frozenset(triggers)
+        # rules' trigger characters may be no characters at all). The
+        # triggers are handled as ranges of code points: a table has
+        # thousands of trigger characters but a few hundred ranges.
+        triggers = _merge([*(() if self.bytewise else self.rules.trigger_ranges),
+                           *((ord(s[0]), ord(s[0])) for s in self.user_defined),
+                           (0xD800, 0xDFFF)])
+        #: The astral trigger characters (see :meth:`_next_trigger`).
+        self._astral_triggers = frozenset(chr(point) for lo, hi in triggers if hi > 0xFFFF
+                                          for point in range(max(lo, 0x10000), hi + 1))
         # ``re`` tests a class of BMP characters with a bitmap but a class
         # with astral ones range by range: screen with the BMP triggers plus
         # "any astral character", and look closer only when one is found.
-        bmp = [c for c in triggers if ord(c) < 0x10000]
+        bmp = [(lo, min(hi, 0xFFFF)) for lo, hi in triggers if lo <= 0xFFFF]
         #: Finds nothing in a text that is plain (see :meth:`is_plain`).
         self.screen = re.compile("[%s\U00010000-\U0010ffff]" % _char_class(bmp)
                                  if not self.bytewise else "(?s:.)").search
@@ -97,7 +104,7 @@ class Normalizer:
         #: case: rules touch ASCII control characters only), so that
         #: ``text.isascii() and text.isprintable()`` proves ``text`` plain.
         self.printable_ascii_plain = not self.bytewise and not any(
-            chr(c) in triggers for c in range(0x20, 0x7F))
+            lo <= 0x7E and hi >= 0x20 for lo, hi in triggers)
         self._prefix = self.space if add_dummy_prefix and not treat_whitespace_as_suffix else ""
         self._suffix = self.space if add_dummy_prefix and treat_whitespace_as_suffix else ""
         #: The strings the whole-sentence algorithm adds and looks for,
@@ -209,7 +216,7 @@ class Normalizer:
     def _next_trigger(self, text: str, start: int) -> int:
         """Index of the first trigger character at or after ``start``, or -1."""
         screen = self.screen
-        triggers = self._trigger_chars
+        triggers = self._astral_triggers
         while True:
             found = screen(text, start)
             if found is None:

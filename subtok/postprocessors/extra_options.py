@@ -45,14 +45,11 @@ def parse_options(text: str) -> list[str]:
     return options
 
 
-def template_ends(post_processor) -> tuple[Token | None, Token | None]:
+def template_ends(tokenizer) -> tuple[Token | None, Token | None]:
     """(first special token before, last special token after) a single
-    sequence in what ``post_processor`` makes of it, or None for each."""
-    if post_processor is None:
-        return None, None
-    from subtok.encoding import Encoding
-    probe = Encoding([-1], ["\0"], [(0, 0)], [0], [0])
-    final = Encoding.merge(post_processor.process([probe], True))
+    sequence in what the post-processor of ``tokenizer`` (a
+    :class:`~subtok.tokenizer.Tokenizer`) makes of it, or None for each."""
+    final = tokenizer.post_processed_stand_ins([-1], True)
     if -1 not in final.ids:
         return None, None
     at = final.ids.index(-1)
@@ -101,7 +98,7 @@ def for_tokenizer(text: str, tokenizer, source: str) -> ExtraOptions:
     """The options for a :class:`~subtok.tokenizer.Tokenizer`."""
     if not text:
         return ExtraOptions(text, None, None, source)
-    bos, eos = template_ends(tokenizer.post_processor)
+    bos, eos = template_ends(tokenizer)
     if bos is None:
         bos = named_token(BOS_NAMES, tokenizer.token_to_id)
     if eos is None:

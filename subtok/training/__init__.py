@@ -7,7 +7,7 @@ and a :class:`~subtok.training.corpus.Progress`, and returning the trained
 NORMAL pieces as ``(piece, score)`` in output order. Meta pieces are placed
 around them by :func:`subtok.training.api.train`.
 
-The families of :data:`subtok.models.TOKENIZER_FILE_TYPES` (WordPiece,
+The families of :data:`TOKENIZER_FILE_TYPES` (WordPiece,
 byte-level BPE) read their corpus themselves: their ``train(options,
 progress, lines)`` returns the files to write (see
 :mod:`subtok.training.families`).
@@ -30,6 +30,9 @@ TRAINERS: dict[str, str] = {
     "wordpiece": "subtok.models.wordpiece.trainer",
     "byte_bpe": "subtok.models.bytelevel.trainer",
 }
+#: Model types ``subtok train`` writes as Hugging Face / tiktoken files (a
+#: tokenizer.json and friends) instead of a SentencePiece .model.
+TOKENIZER_FILE_TYPES = ("wordpiece", "byte_bpe")
 
 
 def get_trainer(model_type: str, function: str = "train") -> Callable:
@@ -50,4 +53,4 @@ def get_trainer(model_type: str, function: str = "train") -> Callable:
     return getattr(module, function)
 
 
-__all__ = ["TRAINERS", "get_trainer"]
+__all__ = ["TRAINERS", "TOKENIZER_FILE_TYPES", "get_trainer"]

@@ -26,13 +26,13 @@ from typing import Any
 
 from subtok.errors import TrainerError
 from subtok.flags import parse_flag_string, split_csv
-from subtok.formats.sentencepiece import ModelData, build_proto, model_from_proto, vocab_text
-from subtok.atomic import atomic_writers
-from subtok.models import TOKENIZER_FILE_TYPES
+from subtok.training import TOKENIZER_FILE_TYPES
 from subtok.vocab import PieceType
 
 # The trainers (subtok.training.*) are imported inside train(): importing
-# subtok for encoding never loads training code.
+# subtok for encoding never loads training code. The model format and the
+# atomic writer are imported once the model is trained: they are no part of
+# the start-up before the corpus is read (docs/performance.md).
 
 
 def train(input: Any = None, model_prefix: str | os.PathLike | None = None, *,
@@ -106,6 +106,7 @@ def train(input: Any = None, model_prefix: str | os.PathLike | None = None, *,
                                % (opts.vocab_size, size))
     opts = opts.replace(vocab_size=size)
 
+    from subtok.formats.sentencepiece import ModelData, build_proto, model_from_proto, vocab_text
     data = ModelData(pieces=pieces, scores=scores, types=types)
     proto = build_proto(data, opts.to_trainer_spec(), normalizer_spec, denormalizer_spec)
     model = model_from_proto(proto)
@@ -203,6 +204,7 @@ def _write_pair(model_path: Path, blob: bytes, vocab_path: Path, text: bytes) ->
     """Publish both files or neither: each is written to a temporary file,
     then both are renamed under one lock (see :func:`subtok.atomic.publish`),
     so two runs on one prefix never leave a model beside the other's vocab."""
+    from subtok.atomic import atomic_writers
     with atomic_writers(vocab_path, model_path) as (vocab_out, model_out):
         vocab_out.write(text)
         model_out.write(blob)

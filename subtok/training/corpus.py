@@ -555,6 +555,12 @@ def _count_units(texts: list[str], chunk: list[tuple[str, int]], units: tuple, p
     # sentence. Batches stay small so that the joined text and its parts
     # add little to a worker's peak memory.
     batch: list[str] = []
+
+    def count_batch() -> None:
+        parts = "".join(batch).split(SPACE)
+        inner.update(parts[:-1] if suffix else parts[1:])
+        batch.clear()
+
     batched = 0
     for text, (_, freq) in zip(texts, chunk):
         if not text:
@@ -563,9 +569,7 @@ def _count_units(texts: list[str], chunk: list[tuple[str, int]], units: tuple, p
             batch.append(text)
             batched += len(text)
             if batched >= _COUNT_BATCH_CHARS:
-                parts = "".join(batch).split(SPACE)
-                inner.update(parts[:-1] if suffix else parts[1:])
-                batch.clear()
+                count_batch()
                 batched = 0
             continue
         parts = text.split(SPACE)
@@ -578,8 +582,7 @@ def _count_units(texts: list[str], chunk: list[tuple[str, int]], units: tuple, p
             for part in parts:
                 inner[part] += freq
     if batch:
-        parts = "".join(batch).split(SPACE)
-        inner.update(parts[:-1] if suffix else parts[1:])
+        count_batch()
     # The parts given their "▁" in C; no bare part has one, so the two sets
     # of units are disjoint and the bare ones are simply added.
     words = map(str.__add__, inner, itertools.repeat(SPACE)) if suffix else map(SPACE.__add__, inner)

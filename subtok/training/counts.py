@@ -34,7 +34,6 @@ whatever happens (success, error, KeyboardInterrupt).
 from __future__ import annotations
 
 import functools
-import hashlib
 import heapq
 import itertools
 import json
@@ -48,9 +47,9 @@ from operator import itemgetter
 from typing import BinaryIO
 
 from subtok.errors import InputError, OutputError, TrainerError
-from subtok.models import TOKENIZER_FILE_TYPES
 from subtok.normalizers.charsmap import decode_charsmap
 from subtok.symbols import SPACE_SYMBOL
+from subtok.training import TOKENIZER_FILE_TYPES
 from subtok.training.corpus import (INT64_MAX, Corpus, Progress, build_meta, check_vocab_fits,
                                     checked_alphabet, mask_units, mask_unknown, read_sentences,
                                     unit_count_chunks, weighted_chars)
@@ -131,7 +130,10 @@ def rules_digest(blob: bytes) -> str:
     """SHA-256 of a charsmap's rules (sorted, as JSON): what the header
     records of the normalization. Decoding every rule of a built-in table
     is slow, and a process counting several ranges or files asks again
-    for the same blob: each is decoded once per process."""
+    for the same blob: each is decoded once per process. (hashlib is
+    imported here: loading it is a part of ``subtok train``'s start-up
+    that training from text does not need.)"""
+    import hashlib
     rules = decode_charsmap(blob) if blob else {}
     return hashlib.sha256(json.dumps(sorted(rules.items())).encode("utf-8", "surrogatepass")).hexdigest()
 

@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from subtok.atomic import atomic_writers
 from subtok.errors import TrainerError
 from subtok.parallel import chunks, ordered_map, run_in_child, worker_count
 from subtok.training.corpus import Progress, read_sentences, select
@@ -196,6 +195,7 @@ def train_family(options: TrainerOptions, progress: Progress, lines: Iterable | 
     suffixes = SUFFIXES[options.model_type_name]
     paths = output_paths(options.model_prefix, suffixes)
     trained = get_trainer(options.model_type_name)(options, progress, lines)
+    from subtok.atomic import atomic_writers  # (as the models of training.api: when writing)
     with atomic_writers(*paths) as outs:
         for out, suffix in zip(outs, suffixes):
             out.write(trained.files[suffix])

@@ -24,8 +24,7 @@ from typing import Any
 from subtok.errors import TrainerError
 from subtok.flags import parse_bool, split_csv
 from subtok.float32 import f32
-from subtok.formats.sentencepiece import MODEL_TYPE_IDS
-from subtok.models import TOKENIZER_FILE_TYPES
+from subtok.training import TOKENIZER_FILE_TYPES, TRAINERS
 
 #: spm's value of an unset --random_seed (uint32 max).
 UNSET_SEED = 4294967295
@@ -218,9 +217,9 @@ class TrainerOptions:
     def validate(self) -> None:
         """Check the options; raise :class:`TrainerError` with spm's reason."""
         mt = self.model_type_name
-        if mt not in MODEL_TYPE_IDS and mt not in TOKENIZER_FILE_TYPES:
+        if mt not in TRAINERS:
             raise TrainerError('unknown model type "%s" (--model_type must be one of %s).'
-                               % (self.model_type, ", ".join((*MODEL_TYPE_IDS, *TOKENIZER_FILE_TYPES))))
+                               % (self.model_type, ", ".join(TRAINERS)))
         if self.input_format not in ("", "text", "tsv"):
             raise TrainerError("--input_format=%s: Supported formats are 'text' and 'tsv'."
                                % self.input_format)
@@ -311,6 +310,9 @@ class TrainerOptions:
         byte-identical whatever thread count was used (sentencepiece, whose
         float sums depend on it, records it).
         """
+        # Imported when the model is written: the model format (and what
+        # it imports) is no part of training's start-up.
+        from subtok.formats.sentencepiece import MODEL_TYPE_IDS
         return {
             "input": [_recorded(path) for path in self.input],
             "input_format": self.input_format,

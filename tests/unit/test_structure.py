@@ -196,3 +196,31 @@ def test_the_base_install_never_imports_dask(tmp_path):
     assert (tmp_path / "c.tsv").exists()
     assert (tmp_path / "e.txt").read_text().count("\n") == 2
     assert out.stdout.strip() == "[]"
+
+
+#: What ``subtok train`` needs only once it forks, writes a model or shows a
+#: progress bar: its start-up up to the first read of the corpus loads none
+#: of these (docs/performance.md, "Start-up").
+NOT_AT_TRAIN_START = ("multiprocessing", "pickle", "traceback", "hashlib", "tqdm", "regex",
+                      "google.protobuf", "subtok.formats.sentencepiece", "subtok.models",
+                      "subtok.atomic", "importlib.resources")
+
+
+def test_train_start_up_loads_only_what_reading_the_corpus_needs(tmp_path):
+    """A ``subtok train`` stopped as its corpus is opened for reading (the
+    error of an empty corpus: nothing is read)."""
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    code = ("import sys\n"
+            "before = set(sys.modules)  # (this environment's site may load some)\n"
+            "import subtok.training.corpus as corpus\n"
+            "def stop(*_):\n"
+            "    print(sorted(m for m in set(sys.modules) - before if m.startswith(%r)))\n"
+            "    sys.exit(0)\n"
+            "corpus._open_input = stop\n"
+            "from subtok.cli.app import main\n"
+            "main(['train', '--input', sys.argv[1], '--model_prefix', sys.argv[2],\n"
+            "      '--model_type', 'bpe', '--minloglevel', '2'])\n" % (NOT_AT_TRAIN_START,))
+    out = subprocess.run([sys.executable, "-c", code, str(empty), str(tmp_path / "m")],
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
