@@ -127,8 +127,9 @@ def test_blocks_with_every_kind_of_whitespace(oracle, tmp_path):
     from subtok.cli.tiktoken_lines import TiktokenLineEncoder
     clean = [line for line in corpus_sample(12) if line.isprintable() and line.strip() == line
              and "  " not in line and line]
-    odd = ["", " ", "   ", " lead", "trail ", "two  spaces", "tab\there", "nbsp\xa0here",
-           "ideo\u3000space", "cr\rhere", "thin\u2009x", "line\u2028sep", "nel\x85x", "vt\x0bff\x0cx",
+    odd = ["", " ", "   ", " lead", "trail ", "trail  ", "two  spaces", "three   spaces",
+           "tab\there", "nbsp\xa0here", "ideo\u3000space", "cr\rhere", "thin\u2009x",
+           "line\u2028sep", "nel\x85x", "vt\x0bff\x0cx",
            "\xa0", "end.\xa0", " \t ", "word\t", "\tword", "don't 's 'LL", "123 4567 89,."]
     encoder = TiktokenLineEncoder(load_tiktoken(CL100K_FILE), "id")
     everything = []
