@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import os
 import re
-from itertools import accumulate, count, repeat
+from collections import deque
+from itertools import filterfalse, repeat
 from operator import add
 
 from subtok.errors import DecodeError, SubtokError
@@ -89,18 +90,31 @@ def _text(data: bytes) -> str:
         return valid_text(data.decode("utf-8", "surrogateescape"))
 
 
+#: Put between texts that are joined, and split at afterwards: no output
+#: text holds it (ids are digits, pieces GPT-2's byte characters, which
+#: stand for byte 0 by U+0100).
+_MARK = "\x00"
+_MARKS = ("", _MARK)
+
+
 class TiktokenLineEncoder(PerLine):
     """One line of text -> its tokens, as ids or pieces, space-separated.
 
     The hot loop works on a whole block: its newlines become " \n" and
     ``split(" ")`` cuts it into words, so that a word that starts a line
     starts with a newline; each word's output text comes from a cache
-    (a line-starting word's text starts with the newline), and the joined
-    texts are the output lines once " \n" is made "\n" again (no output
-    text has a space before a newline otherwise). A block of known words
-    costs a few C-level passes and one dict lookup per word. Lines with
-    other whitespace are cut by the split pattern one by one. Below the
-    words, the output text of each chunk the pattern finds is cached too.
+    and the block's output is their concatenation. A cached text starts
+    with what goes before it in the output: a word after a space has " "
+    before its tokens, a word starting a line "\n". A block of known
+    words costs a few C-level passes and one dict lookup per word.
+
+    Which lines the shortcut cannot take shows in the words themselves:
+    a space at either end of a line or beside another leaves an empty
+    word, and other whitespace stays inside a word; neither is ever
+    cached, so such a block fails at its first unknown word and goes line
+    by line (only a line starting with a space needs a search). Below the
+    words, the output text of each chunk the split pattern finds is
+    cached too, also with the space that goes before it.
     """
 
     def __init__(self, encoding: Encoding, output_format: str = "piece",
@@ -119,23 +133,43 @@ class TiktokenLineEncoder(PerLine):
             self.token_text = id_texts.__getitem__
         else:
             self.token_text = lambda token: bytes_to_text(encoding.decode_single_token_bytes(token))
-        ranks = encoding.mergeable_ranks
-        self.chunks = MemoCache(
-            lambda chunk: " ".join(map(self.token_text, encode_piece(ranks, chunk.encode("utf-8")))),
-            encoding.cache_limit)
+        self.chunks = MemoCache(self._chunk_text, encoding.cache_limit)
         self.words = MemoCache(self._word_text, encoding.cache_limit)
         #: (word, text) learnt since the last ``news``, kept only in workers.
         self.fresh: list[tuple[str, str]] | None = None
 
+    def _chunk_text(self, chunk: str) -> str:
+        """" " and the tokens of one chunk."""
+        return " " + " ".join(map(self.token_text,
+                                  encode_piece(self.encoding.mergeable_ranks, chunk.encode("utf-8"))))
+
+    def _learn_chunks(self, chunks: list[str]) -> None:
+        """Put the texts of the new ones of ``chunks`` in the cache, as many
+        as fit, in one pass (a chunk that is a token, most of them, is
+        looked up in C)."""
+        cache = self.chunks
+        room = cache.limit - len(cache)
+        if room <= 0:
+            return
+        # Not set.difference: given a dict subclass, it walks the whole cache.
+        new = list(filterfalse(cache.__contains__, set(chunks)))[:room]
+        whole = list(map(self.encoding.mergeable_ranks.get, map(str.encode, new)))
+        if None not in whole:
+            cache.update(zip(new, map(" ".__add__, map(self.token_text, whole))))
+            return
+        chunk_text = self._chunk_text
+        cache.update(zip(new, [chunk_text(chunk) if token is None else " " + self.token_text(token)
+                               for chunk, token in zip(new, whole)]))
+
     def _text(self, text: str) -> str:
         """The output of ``text`` cut by the split pattern."""
-        return " ".join(map(self.chunks.__getitem__, self.findall(text)))
+        return "".join(map(self.chunks.__getitem__, self.findall(text)))[1:]
 
     def _word_text(self, word: str) -> str:
         """"\nword": a word that starts a line; "word": one after a space."""
         if word[:1] == "\n":
             return "\n" + self._text(word[1:])
-        return self._text(" " + word)
+        return "".join(map(self.chunks.__getitem__, self.findall(" " + word)))
 
     def in_worker(self, workers: int) -> None:
         # Each worker keeps its share of the cache (see PerLine.in_worker)
@@ -152,8 +186,9 @@ class TiktokenLineEncoder(PerLine):
         if len(self.words) < self.words.limit:
             self.words.update(news)  # type: ignore[arg-type]
 
-    def _fast(self, lines: str) -> str:
-        """The output of lines (joined by newlines) that the shortcut takes.
+    def _fast(self, lines: str) -> str | None:
+        """The output of lines (joined by newlines) if the shortcut takes
+        every one, else None.
 
         Words not yet cached come out of ``dict.get`` as None, which makes
         the join fail (a check it does anyway); only then does
@@ -164,34 +199,40 @@ class TiktokenLineEncoder(PerLine):
         cache = self.words
         texts = list(map(cache.get, words))
         try:
-            out = " ".join(texts)
+            return "".join(texts)[1:]
         except TypeError:
-            new = _positions_of_none(texts)
-            self._learn({words[i] for i in new})
-            for i in new:
-                texts[i] = cache[words[i]]
-            out = " ".join(texts)
-        return out.replace(" \n", "\n")[1:]
+            pass
+        new = _positions_of_none(texts)
+        fresh = set(map(words.__getitem__, new))
+        if "" in fresh or _OTHER_SPACE.search("".join(fresh)):
+            return None
+        self._learn(fresh)
+        deque(map(texts.__setitem__, new, map(cache.__getitem__, map(words.__getitem__, new))), 0)
+        return "".join(texts)[1:]
 
     def _learn(self, words: set[str]) -> None:
         """Put the texts of new words in the cache, as many as fit (the
         others are computed where used). The words that follow a space go
         through the split pattern in one call, joined by spaces: their
         chunks are those of each " " + word in turn (see
-        ``RegexSplit.space_words``), told apart by where their lengths add
-        up to a word's end. Everything but the pattern runs in C."""
+        ``RegexSplit.space_words``), so a word starts at each chunk that
+        starts with a space, and no other chunk holds one. Everything but
+        the pattern runs in C."""
         cache = self.words
-        room = cache.limit - len(cache)
+        room = max(0, cache.limit - len(cache))
         spaced = [word for word in words if word[:1] != "\n"][:room]
         if spaced:
             chunks = self.findall(" " + " ".join(spaced))
-            texts = list(map(self.chunks.__getitem__, chunks))
+            self._learn_chunks(chunks)
+            texts = map(self.chunks.__getitem__, chunks)
             if len(chunks) != len(spaced):  # some words have several chunks
-                cut = dict(zip(accumulate(map(len, chunks)), count(1)))
-                ends = list(map(cut.__getitem__, accumulate(map(add, map(len, spaced), repeat(1)))))
-                texts = list(map(" ".join, map(texts.__getitem__, map(slice, [0] + ends, ends))))
-            cache.update(zip(spaced, texts))
-            if self.fresh is not None:
+                starts = map(_MARKS.__getitem__, map(str.startswith, chunks, repeat(" ")))
+                texts = "".join(map(add, starts, texts)).split(_MARK)[1:]
+            if self.fresh is None:
+                cache.update(zip(spaced, texts))
+            else:
+                texts = list(texts)
+                cache.update(zip(spaced, texts))
                 self.fresh.extend(zip(spaced, texts))
         for word in words:
             if word[:1] == "\n" and len(cache) < cache.limit:
@@ -203,6 +244,13 @@ class TiktokenLineEncoder(PerLine):
         """The outputs of runs of plain lines and of each awkward line."""
         if not self.shortcut:
             return list(map(self._text, text.split("\n")))
+        # Carriage returns and tabs, the commonest other whitespace, are
+        # searched for first (as fast as memchr), so that text full of them
+        # skips the attempt.
+        if text[:1] != " " and "\n " not in text and "\r" not in text and "\t" not in text:
+            out = self._fast(text)
+            if out is not None:
+                return [out]
         out = []
         done = 0
         for offset in awkward_offsets(text):

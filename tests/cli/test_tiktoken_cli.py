@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from _interop import CL100K_FILE, CL100K_SPECIALS, require, tiktoken_cl100k, tiktoken_sample
+from _interop import CL100K_FILE, CL100K_SPECIALS, corpus_sample, require, tiktoken_cl100k, tiktoken_sample
 from conftest import run_subtok
 from subtok.formats.tiktoken import load_tiktoken, looks_like_tiktoken
 from subtok.models.bytelevel.encoding import valid_text
@@ -114,3 +114,35 @@ def test_cli_extra_options_apply_to_tiktoken_output(corpus_file, oracle, tmp_pat
                       "--extra_options=eos", input=b"x\n", check=False)
     assert proc.returncode == 1 and proc.stdout == b""
     assert proc.stderr.decode().count("\n") == 1 and str(CL100K_FILE) in proc.stderr.decode()
+
+
+
+def test_blocks_with_every_kind_of_whitespace(oracle, tmp_path):
+    """The block path takes a block whole only when every line is words
+    between single spaces; a block holding one line with a space run, a
+    space at either end, an empty or all-space line, or other whitespace
+    (inside a word or alone) comes out as tiktoken encodes each line,
+    wherever that line sits in the block (first, middle, last), and so
+    does the whole file through the CLI with one or two workers."""
+    from subtok.cli.tiktoken_lines import TiktokenLineEncoder
+    clean = [line for line in corpus_sample(12) if line.isprintable() and line.strip() == line
+             and "  " not in line and line]
+    odd = ["", " ", "   ", " lead", "trail ", "trail  ", "two  spaces", "three   spaces",
+           "tab\there", "nbsp\xa0here", "ideo\u3000space", "cr\rhere", "thin\u2009x",
+           "line\u2028sep", "nel\x85x", "vt\x0bff\x0cx",
+           "\xa0", "end.\xa0", " \t ", "word\t", "\tword", "don't 's 'LL", "123 4567 89,."]
+    encoder = TiktokenLineEncoder(load_tiktoken(CL100K_FILE), "id")
+    everything = []
+    for k, text in enumerate(odd):
+        for at in (0, k % len(clean), len(clean)):
+            lines = clean[:at] + [text] + clean[at:]
+            everything += lines
+            want = "".join(" ".join(map(str, oracle.encode_ordinary(t))) + "\n" for t in lines)
+            assert encoder.block("\n".join(lines).encode("utf-8")).decode() == want, (text, at)
+    path = tmp_path / "ws.txt"
+    path.write_bytes("\n".join(everything).encode("utf-8") + b"\n")
+    expected = "".join(" ".join(map(str, oracle.encode_ordinary(t))) + "\n" for t in everything).encode()
+    for threads in ("1", "2"):
+        got = run_subtok("encode", "--model", str(CL100K_FILE), "--output_format=id",
+                         "--num_threads", threads, str(path)).stdout
+        assert got == expected, threads

@@ -88,7 +88,7 @@ class Encoding:
         self.pat_str = pat_str
         self.mergeable_ranks = mergeable_ranks
         self.special_tokens = dict(special_tokens)
-        self._decoder = {rank: token for token, rank in mergeable_ranks.items()}
+        self._decoder = dict(zip(mergeable_ranks.values(), mergeable_ranks.keys()))
         if len(self._decoder) != len(mergeable_ranks):
             raise ModelFileError("%s: two tokens have the same rank." % name)
         self.max_token_value = max(chain(mergeable_ranks.values(), special_tokens.values()))

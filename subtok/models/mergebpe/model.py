@@ -34,7 +34,7 @@ import random
 import re
 from collections.abc import Callable, Sequence
 from functools import cached_property
-from itertools import chain
+from itertools import chain, islice
 from operator import itemgetter
 from typing import NamedTuple
 
@@ -96,7 +96,10 @@ class MergeBPE(VocabModel):
         self.rng = random.Random(seed)
         if not isinstance(merges, MergeList):
             merges = MergeList.of_pairs(merges)
-        self.merges = self._merge_table(merges, where)
+        #: The merge table's columns, checked; the table is built from them
+        #: when first used (see :attr:`merges`).
+        self._merge_columns: tuple[list[int], list[int], list[int]] | None = \
+            self._merge_ids(merges, where)
         self._byte_ids = [vocab.get("<0x%02X>" % b) for b in range(256)]
         #: (pattern, left neighbours) for cuts inside words, made on first need
         self._inner: tuple[regex.Pattern, dict[str, set[str]]] | None = None
@@ -201,25 +204,49 @@ class MergeBPE(VocabModel):
         chars = "".join(map(regex.escape, sorted(left)))
         return regex.compile("[%s]" % chars if chars else "(?!)"), left
 
-    def _merge_table(self, merges: MergeList, where: str) -> dict[Pair, tuple[int, int]]:
-        """(left id, right id) -> (rank, merged id). The merged token is the
-        left one followed by the right one less the prefix's length in
-        bytes (``BpeBuilder::build``); a pair listed twice keeps its last
-        rank. Built column by column (C loops: 100k merges)."""
+    @cached_property
+    def merges(self) -> dict[Pair, tuple[int, int]]:
+        """(left id, right id) -> (rank, merged id); a pair listed twice
+        keeps its last rank. Built on first use: what a load need not pay
+        for when the model only decodes or looks tokens up."""
+        lefts, rights, merged = self._merge_columns  # type: ignore[misc]
+        self._merge_columns = None
+        return dict(zip(zip(lefts, rights), zip(range(len(lefts)), merged)))
+
+    def _merge_ids(self, merges: MergeList, where: str) -> tuple[list[int], list[int], list[int]]:
+        """The ids of each merge's left, right and merged token. The merged
+        token is the left one followed by the right one less the prefix's
+        length in bytes (``BpeBuilder::build``). Looked up column by column
+        (C loops: 100k merges); a name not in the vocabulary is an error."""
         get = self.vocab.get
         lefts, rights, merged = merges
         cut = len(self.prefix.encode("utf-8")) if self.prefix else 0
         if cut:
             rights_cut = [r.encode("utf-8")[cut:].decode("utf-8", "replace") for r in rights]
             merged = list(map(operator.add, lefts, rights_cut))
-        columns = [list(map(get, tokens)) for tokens in (lefts, rights, merged)]
+        columns = (list(map(get, lefts)), list(map(get, rights)),
+                   self._ids_in_order(merged) or list(map(get, merged)))
         for tokens, ids in zip((lefts, rights, merged), columns):
             if None in ids:
                 rank = ids.index(None)
                 raise ModelFileError("%s: merge %d (%r %r) names %r, which is not in the "
                                      "vocabulary." % (where, rank + 1, lefts[rank], rights[rank],
                                                       tokens[rank]))
-        return dict(zip(zip(columns[0], columns[1]), zip(range(len(lefts)), columns[2])))
+        return columns
+
+    def _ids_in_order(self, tokens: list[str]) -> list[int] | None:
+        """The ids of ``tokens`` when they are consecutive vocabulary
+        entries, found where the first one's id says (a trained BPE's merges
+        make its tokens in that order, ids counting up from 0), else None.
+        Found by comparing slices in C: no string is hashed, where looking
+        the tokens up hashes each."""
+        first = self.vocab.get(tokens[0]) if tokens else None
+        if first is None:
+            return None
+        stop = first + len(tokens)
+        if list(islice(self.vocab, first, stop)) != tokens:
+            return None
+        return list(islice(self.vocab.values(), first, stop))
 
     @classmethod
     def from_json(cls, spec: dict, where: str = "", seed: int | None = None) -> MergeBPE:
