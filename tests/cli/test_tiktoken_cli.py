@@ -124,7 +124,7 @@ def test_blocks_with_every_kind_of_whitespace(oracle, tmp_path):
     (inside a word or alone) comes out as tiktoken encodes each line,
     wherever that line sits in the block (first, middle, last), and so
     does the whole file through the CLI with one or two workers."""
-    from subtok.cli.tiktoken_lines import TiktokenLineEncoder
+    from subtok.lines.tiktoken_lines import TiktokenLineEncoder
     clean = [line for line in corpus_sample(12) if line.isprintable() and line.strip() == line
              and "  " not in line and line]
     odd = ["", " ", "   ", " lead", "trail ", "trail  ", "two  spaces", "three   spaces",
