@@ -75,7 +75,8 @@ from subtok.float32 import f32
 from subtok.models.unigram.lattice import (DROPPED, UNKNOWN, UnitLattices, populate_marginal,
                                            populate_nodes, unit_viterbi)
 from subtok.models.unigram.trie import index_table
-from subtok.parallel import PersistentWorkers, chunk_bounds, ordered_map, worker_count
+from subtok.parallel import (PersistentWorkers, chunk_bounds, ordered_map, run_in_child,
+                             worker_count)
 from subtok.symbols import SPACE_SYMBOL, UNK_CHAR
 from subtok.training.corpus import sorted_items, split_into_words
 from subtok.training.validity import PieceValidator
@@ -634,8 +635,9 @@ def _ordered(func, tasks: list, work: int, num_threads: int, shared) -> Iterator
     return ordered_map(func, tasks, workers, shared=shared)
 
 
-def _unit_cost(unit: tuple[str, int]) -> int:
-    return len(unit[0]) + 1
+def _length_cost(length: int) -> int:
+    """A unit's share of a chunk: its length in characters, plus one."""
+    return length + 1
 
 
 class _UnitTexts:
@@ -675,16 +677,18 @@ class _LatticeRunner:
     workers.
     """
 
-    def __init__(self, units: list[tuple[str, int]], num_threads: int) -> None:
-        self.chunks = chunk_bounds(units, _unit_cost, EM_CHUNK_CHARS)
-        self.total_chars = sum(map(_unit_cost, units))
-        self.total_weight = sum(weight for _, weight in units)
-        self.count = len(units)
+    def __init__(self, units: "list[tuple[str, int]] | _UnitTexts", num_threads: int) -> None:
+        if not isinstance(units, _UnitTexts):
+            units = _UnitTexts(units)
+        self.chunks = chunk_bounds(units.lengths, _length_cost, EM_CHUNK_CHARS)
+        self.total_chars = sum(map(_length_cost, units.lengths))
+        self.total_weight = sum(units.weights)
+        self.count = len(units.lengths)
         workers = 1
         if self.total_chars >= PARALLEL_MIN_WORK:
             workers = worker_count(num_threads, len(self.chunks))
         self.workers = PersistentWorkers(_do_chunk, len(self.chunks), workers,
-                                         shared=(_UnitTexts(units), self.chunks))
+                                         shared=(units, self.chunks))
         self.pieces: list[str] = []  # what the lattices' piece ids refer to
 
     def _mapping(self, pieces: list[tuple[str, float]]) -> list[int]:
@@ -903,6 +907,13 @@ def finalize(pieces: list[tuple[str, float]], alphabet: dict[str, int],
 # entry point
 
 
+def _units_and_seeds(corpus, options, validator: PieceValidator) -> tuple[_UnitTexts, list]:
+    """The EM units (compactly) and the seed pieces of ``corpus``."""
+    units, entries = collect_units(corpus, options)
+    units = _UnitTexts(units)
+    return units, make_seed_pieces(corpus, options, entries, validator, options.num_threads)
+
+
 def train(corpus, options, progress=None) -> list[tuple[str, float]]:
     """Train a unigram model: the NORMAL pieces with scores, in output order.
 
@@ -914,14 +925,17 @@ def train(corpus, options, progress=None) -> list[tuple[str, float]]:
     lattices = reporter = None
     try:
         validator = PieceValidator(options)
-        units, entries = collect_units(corpus, options)
-        if getattr(corpus, "consumable", False):
-            corpus.sentences = []  # the units and entries are all that is needed of them
-        lattices = _LatticeRunner(units, options.num_threads)
-        del units  # the runner keeps them compactly
         with phase("unigram seeds") if phase else contextlib.nullcontext():
-            pieces = make_seed_pieces(corpus, options, entries, validator, options.num_threads)
-        del entries
+            if getattr(corpus, "consumable", False):
+                # In a forked child: the EM workers are forked later from
+                # this process, and inherit its heap, which then never held
+                # the seed search's garbage.
+                units, pieces = run_in_child(_units_and_seeds, corpus, options, validator)
+                corpus.sentences = []  # the units and seeds are all that is needed of them
+            else:
+                units, pieces = _units_and_seeds(corpus, options, validator)
+        lattices = _LatticeRunner(units, options.num_threads)
+        del units
         reporter = _Reporter(progress)
         if not pieces:
             raise TrainerError("no character to train on: every character of the corpus is "
