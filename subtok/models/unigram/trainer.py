@@ -22,6 +22,10 @@ Units. With ``split_by_whitespace`` (the default) no piece can span two
 words, so every distinct word is one independent lattice weighted by its
 count, as sentencepiece's ``SplitSentencesByWhitespace`` does; otherwise the
 units are the distinct sentences. Nothing is ever kept per occurrence.
+When the trainer owns the corpus, the units and the seeds are computed
+in a forked child, and the sentences are dropped: the EM workers are
+forked later from this process, whose heap then never held the seed
+search's garbage (see docs/performance.md, the unigram trainer's memory).
 
 Lattices. The algorithms over them (nodes, forward/backward, Viterbi) are
 in :mod:`subtok.models.unigram.lattice`, the piece table in
