@@ -19,7 +19,7 @@ largest sample, or the largest single-process ru_maxrss if that is larger
 (a lower bound the sampler cannot miss).
 
     python bench/train.py [--lines N] [--types unigram,bpe] [--threads N] [--vocab_size V]
-                          [--source DIR ...]
+                          [--source DIR ...] [--keep DIR]
 
 ``--source`` runs ``python -m subtok`` in each given checkout (a directory
 holding ``subtok/``) after sentencepiece, so that versions compare in one
@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -72,6 +73,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2, help="num_threads for both (default 2)")
     parser.add_argument("--vocab_size", type=int, default=VOCAB_SIZE)
     parser.add_argument("--source", action="append", help="checkout to run subtok from (repeatable)")
+    parser.add_argument("--keep", help="copy every trained model and vocab into this directory "
+                        "(N_KIND.model, N the --source's number), e.g. to cmp two checkouts' models")
     args = parser.parse_args()
     if not CORPUS.exists():
         sys.exit("bench: %s not found" % CORPUS)
@@ -97,7 +100,7 @@ def main() -> None:
             ref_time, ref_mem, ref_cpu = measured_with_cpu(
                 [sys.executable, "-c", SPM_CODE, str(corpus), str(ref_prefix), kind,
                  str(args.vocab_size), str(args.threads)], "sentencepiece " + kind)
-            for source in args.source or [str(ROOT)]:
+            for number, source in enumerate(args.source or [str(ROOT)]):
                 our_time, our_mem, our_cpu = measured_with_cpu(
                     [sys.executable, "-m", "subtok", "train", "--input", str(corpus),
                      "--model_prefix", str(our_prefix), "--model_type", kind,
@@ -105,6 +108,10 @@ def main() -> None:
                      "--minloglevel", "2", "--no-progress"], "subtok train " + kind, cwd=source)
                 same = compare(vocab(ref_prefix.with_suffix(".vocab")),
                                vocab(our_prefix.with_suffix(".vocab")))
+                if args.keep:
+                    for suffix in (".model", ".vocab"):
+                        shutil.copyfile(our_prefix.with_suffix(suffix), Path(args.keep) / (
+                            "%d_%s%s" % (number, kind, suffix)))
                 print("%-8s spm %6.2fs (cpu %6.2fs) %5.0f MB | subtok %6.2fs (%.2fx, target <= %gx) "
                       "cpu %6.2fs (%.2fx) %5.0f MB (%.2fx, target <= %gx) | vocab %s | load %s%s"
                       % (kind, ref_time, ref_cpu, ref_mem, our_time, our_time / ref_time,

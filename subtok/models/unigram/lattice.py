@@ -639,7 +639,7 @@ def populate_nodes(text: str, get) -> list[tuple[int, int, int]]:
 
 
 class UnitLattices:
-    """The lattices of units ``lo..hi-1``, kept between EM steps as flat arrays.
+    """The lattices of a run of units, kept between EM steps as flat arrays.
 
     Pieces only ever disappear during training, so a lattice never gains a
     node: it is built once from the seed pieces (``table``, their
@@ -648,17 +648,19 @@ class UnitLattices:
     piece turns into an unknown node (exactly what the lattice would then
     hold), any other removed piece into a dropped node (probability 0,
     score -inf); dropped nodes are swept out when they become many.
+    Units are numbered from 0 in the order of ``texts``. Positions take the
+    smallest array type that holds the longest unit's (they are most of
+    the trainer's memory).
     """
 
-    def __init__(self, units, lo: int, hi: int, table: dict[str, int]) -> None:
+    def __init__(self, texts: list[str], table: dict[str, int]) -> None:
         get = table.get
-        longest = max((len(text) for text, _ in units[lo:hi]), default=0)
-        code = "H" if longest < 0xFFFF else "I"
-        self.lo, self.hi = lo, hi
+        longest = max(map(len, texts), default=0)
+        code = "B" if longest <= 0xFF else "H" if longest <= 0xFFFF else "I"
         self.begins, self.ends, self.ids = array(code), array(code), array("i")
         self.offsets = array("q", [0])
-        for u in range(lo, hi):
-            nodes = populate_nodes(units[u][0], get)
+        for text in texts:
+            nodes = populate_nodes(text, get)
             if nodes:
                 begins, ends, ids = zip(*nodes)
                 self.begins.extend(begins)
@@ -667,7 +669,7 @@ class UnitLattices:
             self.offsets.append(len(self.ids))
 
     def nodes(self, u: int) -> list[tuple[int, int, int]]:
-        s, t = self.offsets[u - self.lo], self.offsets[u - self.lo + 1]
+        s, t = self.offsets[u], self.offsets[u + 1]
         return list(zip(self.begins[s:t], self.ends[s:t], self.ids[s:t]))
 
     def renumber(self, mapping: list[int]) -> None:

@@ -22,6 +22,10 @@ Units. With ``split_by_whitespace`` (the default) no piece can span two
 words, so every distinct word is one independent lattice weighted by its
 count, as sentencepiece's ``SplitSentencesByWhitespace`` does; otherwise the
 units are the distinct sentences. Nothing is ever kept per occurrence.
+When the trainer owns the corpus, the units and the seeds are computed
+in a forked child, and the sentences are dropped: the EM workers are
+forked later from this process, whose heap then never held the seed
+search's garbage (see docs/performance.md, the unigram trainer's memory).
 
 Lattices. The algorithms over them (nodes, forward/backward, Viterbi) are
 in :mod:`subtok.models.unigram.lattice`, the piece table in
@@ -75,7 +79,8 @@ from subtok.float32 import f32
 from subtok.models.unigram.lattice import (DROPPED, UNKNOWN, UnitLattices, populate_marginal,
                                            populate_nodes, unit_viterbi)
 from subtok.models.unigram.trie import index_table
-from subtok.parallel import PersistentWorkers, chunk_bounds, ordered_map, worker_count
+from subtok.parallel import (PersistentWorkers, chunk_bounds, ordered_map, run_in_child,
+                             worker_count)
 from subtok.symbols import SPACE_SYMBOL, UNK_CHAR
 from subtok.training.corpus import sorted_items, split_into_words
 from subtok.training.validity import PieceValidator
@@ -102,7 +107,7 @@ EM_CHUNK_CHARS = 100_000
 #: their lengths in characters times 4 (the work of each search).
 PRUNE_CHUNK_COST = 100_000
 #: Suffixes per partition of the seed search (bounds its memory).
-SEED_PARTITION_SUFFIXES = 400_000
+SEED_PARTITION_SUFFIXES = 100_000
 #: Below this much work in a pass (characters of the units in EM, suffixes
 #: in the seed search, the cost of the prune's pieces), worker processes
 #: are not worth it.
@@ -373,7 +378,7 @@ def _seed_partition(state: dict, pattern: str) -> list[tuple[str, int]]:
     scan, encoded, weight_at = st["scan"], st["encoded"], st["weight_at"]
     leads, bits, max_length, is_valid = st["leads"], st["bits"], st["max_length"], st["is_valid"]
     nul_code = st["nul_code"]
-    positions = [m.start() for m in re.finditer(pattern, scan)]
+    positions = array("q", map(re.Match.start, re.finditer(pattern, scan)))
     count = len(positions)
     if count < 2:
         return []
@@ -386,9 +391,11 @@ def _seed_partition(state: dict, pattern: str) -> list[tuple[str, int]]:
             for n, p in enumerate(positions)]
     keys.sort()
     id_mask = (1 << id_bits) - 1
-    positions = [positions[key & id_mask] for key in keys]
-    cumulative = [0]
-    cumulative.extend(accumulate([weight_at[p] for p in positions]))
+    positions = array("q", map(positions.__getitem__, map(id_mask.__and__, keys)))
+    try:
+        cumulative = array("q", accumulate(map(weight_at.__getitem__, positions), initial=0))
+    except OverflowError:  # counts beyond 64 bits (count files can give any)
+        cumulative = list(accumulate(map(weight_at.__getitem__, positions), initial=0))
     key_bits = width * bits + id_bits
     depths = [width if xb <= id_bits else (key_bits - xb) // bits
               for xb in map(int.bit_length, map(xor, keys, islice(keys, 1, None)))]
@@ -632,8 +639,34 @@ def _ordered(func, tasks: list, work: int, num_threads: int, shared) -> Iterator
     return ordered_map(func, tasks, workers, shared=shared)
 
 
-def _unit_cost(unit: tuple[str, int]) -> int:
-    return len(unit[0]) + 1
+def _length_cost(length: int) -> int:
+    """A unit's share of a chunk: its length in characters, plus one."""
+    return length + 1
+
+
+class _UnitTexts:
+    """The units as one string, their lengths and their weights (arrays).
+
+    What the lattice workers inherit: a list of (str, int) tuples costs a
+    few objects per unit, and a forked worker that reads them writes their
+    reference counts, so every page it reads becomes its own copy; one
+    string and two arrays are a few large objects, read without copying.
+    """
+
+    def __init__(self, units: list[tuple[str, int]]) -> None:
+        self.text = "".join(text for text, _ in units)
+        self.lengths = array("q", (len(text) for text, _ in units))
+        self.weights = array("q", (weight for _, weight in units))
+
+    def texts(self, lo: int, hi: int) -> list[str]:
+        """The texts of units ``lo..hi-1``."""
+        text = self.text
+        start = sum(self.lengths[:lo])
+        out = []
+        for length in self.lengths[lo:hi]:
+            out.append(text[start:start + length])
+            start += length
+        return out
 
 
 class _LatticeRunner:
@@ -648,10 +681,13 @@ class _LatticeRunner:
     workers.
     """
 
-    def __init__(self, units: list[tuple[str, int]], num_threads: int) -> None:
-        self.chunks = chunk_bounds(units, _unit_cost, EM_CHUNK_CHARS)
-        self.total_chars = sum(map(_unit_cost, units))
-        self.total_weight = sum(weight for _, weight in units)
+    def __init__(self, units: "list[tuple[str, int]] | _UnitTexts", num_threads: int) -> None:
+        if not isinstance(units, _UnitTexts):
+            units = _UnitTexts(units)
+        self.chunks = chunk_bounds(units.lengths, _length_cost, EM_CHUNK_CHARS)
+        self.total_chars = sum(map(_length_cost, units.lengths))
+        self.total_weight = sum(units.weights)
+        self.count = len(units.lengths)
         workers = 1
         if self.total_chars >= PARALLEL_MIN_WORK:
             workers = worker_count(num_threads, len(self.chunks))
@@ -696,7 +732,7 @@ def _do_chunk(shared: tuple, store: dict, number: int, job: tuple):
     lo, hi = chunks[number]
     if kind == "build":
         model = job[1]
-        store[number] = lattices = UnitLattices(units, lo, hi, model.table)
+        store[number] = lattices = UnitLattices(units.texts(lo, hi), model.table)
         probs = model.probs + [0.0, model.unk_prob]
         max_length = model.max_length
         kind = "expected"
@@ -710,16 +746,15 @@ def _do_chunk(shared: tuple, store: dict, number: int, job: tuple):
     size = len(probs if kind == "expected" else scores) - 2
     values = [0.0] * (size + 2)
     total = 0.0
+    lengths, weights = units.lengths[lo:hi], units.weights[lo:hi]
     if kind == "expected":
-        for u in range(lo, hi):
-            text, weight = units[u]
-            total += weight * populate_marginal(lattices.nodes(u), len(text), weight, probs,
+        for u, (n, weight) in enumerate(zip(lengths, weights)):
+            total += weight * populate_marginal(lattices.nodes(u), n, weight, probs,
                                                 values, max_length)
     else:
         tokens = 0
-        for u in range(lo, hi):
-            text, weight = units[u]
-            path, _ = unit_viterbi(lattices.nodes(u), len(text), scores)
+        for u, (n, weight) in enumerate(zip(lengths, weights)):
+            path, _ = unit_viterbi(lattices.nodes(u), n, scores)
             for k in path:
                 values[k] += weight
             tokens += len(path) * weight
@@ -876,6 +911,13 @@ def finalize(pieces: list[tuple[str, float]], alphabet: dict[str, int],
 # entry point
 
 
+def _units_and_seeds(corpus, options, validator: PieceValidator) -> tuple[_UnitTexts, list]:
+    """The EM units (compactly) and the seed pieces of ``corpus``."""
+    units, entries = collect_units(corpus, options)
+    units = _UnitTexts(units)
+    return units, make_seed_pieces(corpus, options, entries, validator, options.num_threads)
+
+
 def train(corpus, options, progress=None) -> list[tuple[str, float]]:
     """Train a unigram model: the NORMAL pieces with scores, in output order.
 
@@ -887,17 +929,23 @@ def train(corpus, options, progress=None) -> list[tuple[str, float]]:
     lattices = reporter = None
     try:
         validator = PieceValidator(options)
-        units, entries = collect_units(corpus, options)
-        lattices = _LatticeRunner(units, options.num_threads)
         with phase("unigram seeds") if phase else contextlib.nullcontext():
-            pieces = make_seed_pieces(corpus, options, entries, validator, options.num_threads)
-        del entries
+            if getattr(corpus, "consumable", False):
+                # In a forked child: the EM workers are forked later from
+                # this process, and inherit its heap, which then never held
+                # the seed search's garbage.
+                units, pieces = run_in_child(_units_and_seeds, corpus, options, validator)
+                corpus.sentences = []  # the units and seeds are all that is needed of them
+            else:
+                units, pieces = _units_and_seeds(corpus, options, validator)
+        lattices = _LatticeRunner(units, options.num_threads)
+        del units
         reporter = _Reporter(progress)
         if not pieces:
             raise TrainerError("no character to train on: every character of the corpus is "
                                "outside the alphabet.")
         reporter.log("seeds: %d pieces, %d units (%.1fs)"
-                     % (len(pieces), len(units), time.time() - started))
+                     % (len(pieces), lattices.count, time.time() - started))
         desired = int(options.vocab_size * 1.1)
         steps = 0
         while True:
