@@ -27,7 +27,7 @@ from collections import Counter
 from pathlib import Path
 
 from _interop import HOSTILE_TEXT, corpus_sample
-from conftest import MODELS_DIR
+from conftest import MODELS_DIR, corpus_paths
 from subtok.formats.hf_export import sentencepiece_to_json
 from subtok.formats.sentencepiece import load_model
 from subtok.normalizers.charsmap import load_rules
@@ -43,6 +43,17 @@ def sample_texts() -> list[str]:
     """The seeded sample both sides encode (valid text: no lone surrogates)."""
     texts = corpus_sample(PER_CORPUS, seed=11) + HOSTILE_TEXT
     return [t.encode("utf-8", "replace").decode("utf-8") for t in texts]
+
+
+def corpus_texts() -> list[str]:
+    """Every line of every corpus, as :func:`sample_texts` reads them."""
+    texts = []
+    for path in corpus_paths():
+        lines = path.read_bytes().split(b"\n")
+        if lines and lines[-1] == b"":
+            lines.pop()
+        texts += [line.decode("utf-8", "replace") for line in lines]
+    return texts
 
 
 def model_files() -> list[Path]:
