@@ -5,9 +5,11 @@ decodes as sentencepiece 0.2.3 does with the model, as far as its
 components can say it (every step below names the sentencepiece or
 ``tokenizers`` function it mirrors; docs/export.md lists what cannot be said):
 
-* normalizer: the stored charsmap (``Precompiled``), then SentencePiece's
-  whitespace rules (``normalizer.cc: Normalizer::Normalize``) as
-  ``Replace`` steps: leading/trailing spaces dropped and runs collapsed
+* normalizer: the stored charsmap (``Precompiled``; an NFKC one between
+  two NFC steps, every character its own grapheme cluster:
+  :func:`_charsmap_steps`), then SentencePiece's whitespace rules
+  (``normalizer.cc: Normalizer::Normalize``) as ``Replace`` steps:
+  leading/trailing spaces dropped and runs collapsed
   (``remove_extra_whitespaces``), " " escaped as "▁", the dummy "▁"
   prepended, and every trailing "▁" dropped (a typed one too);
 * model: ``Unigram`` with the piece scores (user-defined pieces scored
@@ -98,7 +100,8 @@ _MARKERS = "\x80\x81\x82\x83\x84\x86\x87\x88\x89\x8a"
 #: LF, more than needed, but kana, CJK ideographs and Hangul syllables,
 #: which join only a leading jamo, are left out where they are not after
 #: one, for speed), and after a Prepend character, which joins the next.
-_SPLIT = ("(?<=[\\s\\S])(?=[^\\x00-\\x09\\x0b-\\x7f\u3041-\u3096\u30a1-\u30fa\u4e00-\u9fff\uac00-\ud7a3])"
+_SPLIT = ("(?<=[\\s\\S])"
+          "(?=[^\\x00-\\x09\\x0b-\\x7f\u3041-\u3096\u30a1-\u30fa\u4e00-\u9fff\uac00-\ud7a3])"
           "|(?<=[\u1100-\u115f\ua960-\ua97c])(?=[\uac00-\ud7a3])"
           "|(?<=[\u0600-\u0605\u06dd\u070f\u0890\u0891\u08e2\u0d4e\U000110bd\U000110cd"
           "\U000111c2\U000111c3\U0001193f\U00011941\U00011a3a\U00011a84-\U00011a89"
@@ -214,8 +217,9 @@ def _charsmap_steps(blob: bytes) -> list[dict]:
                                                              len(text)) for text in _NFC_PROBES):
         return [precompiled]
     mark, typed, split = free[0], free[0] + free[1], free[0] + free[2]
-    return [{"type": "NFC"}, hf_json.replace(mark, typed), hf_json.replace(_SPLIT, split, regex=True),
-            precompiled, hf_json.replace(split, ""), hf_json.replace(typed, mark), {"type": "NFC"}]
+    return [{"type": "NFC"}, hf_json.replace(mark, typed),
+            hf_json.replace(_SPLIT, split, regex=True), precompiled, hf_json.replace(split, ""),
+            hf_json.replace(typed, mark), {"type": "NFC"}]
 
 
 def _pieces_of(model: ModelData, *kinds: int) -> list[str]:

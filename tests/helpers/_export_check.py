@@ -7,7 +7,9 @@ A line's encodings differ for a documented reason when (checked in order):
 
 * ``graphemes``: tokenizers' normalizer output differs from sentencepiece's
   normalization (subtok's normalizer, which equals sentencepiece's, without
-  the user-defined matcher): the Precompiled charsmap applied per grapheme;
+  the user-defined matcher): the Precompiled charsmap applied per grapheme,
+  or for an NFKC charsmap (exported between NFC steps) marks out of
+  canonical order and the like (docs/export.md);
 * ``user_defined``: sentencepiece's normalization with its user-defined
   matcher differs from the one without it (a raw user-defined piece);
 * ``unknown_runs``: a word model, and merging runs of unknown ids in

@@ -72,7 +72,7 @@ def test_export_matches_sentencepiece_but_for_documented_classes(path, texts, do
             if kind == "graphemes":  # an NFKC charsmap: only marks out of canonical order
                 told.add(UNEXPRESSIBLE["mark_order"])
             assert told & set(checker.warnings)
-    if checker.data.model_type in ("bpe", "char"):  # with or without a charsmap: sentencepiece's ids
+    if checker.data.model_type in ("bpe", "char"):  # charsmap or not: sentencepiece's ids
         assert not counts
 
 
