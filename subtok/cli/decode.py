@@ -22,7 +22,8 @@ from subtok.processor import SentencePieceProcessor
 @option("input_format", default="piece", show_default=True, help="piece | id")
 @option("output_format", default="string", show_default=True,
         help="string (proto: checked, no output, as spm_decode)")
-@option("extra_options", default="", help="':'-separated bos, eos, reverse, unk, applied in order.")
+@option("extra_options", default="", help="':'-separated bos, eos, reverse, unk, applied in order "
+        "to each line's pieces or ids before decoding (as spm_decode).")
 @option("num_threads", type=click.IntRange(1, 1024), default=1, show_default=True,
         help="Worker processes (forked; where the system cannot fork, one process).")
 @bool_option("skip_special_tokens", True,
@@ -37,9 +38,8 @@ def decode(model, input, output, input_format, output_format, extra_options, num
     """Decode lines of pieces or ids back into text (like spm_decode)."""
     if for_tiktoken(model, pattern, special_tokens):
         from subtok.lines import tiktoken_lines
-        tiktoken_lines.reject_options(model, extra_options=extra_options)
         return tiktoken_lines.decode_command(model, pattern, special_tokens, input_format,
-                                             input, files, output, num_threads)
+                                             input, files, output, num_threads, extra_options)
     if input_format not in ("piece", "id"):
         raise SubtokError("unknown input format: %s (choose piece or id)." % input_format)
     if output_format not in ("string", "proto"):
@@ -47,13 +47,14 @@ def decode(model, input, output, input_format, output_format, extra_options, num
     processor = load_any(model, **bert_settings(model, **bert_flags))
     paths = input_paths(input, files)
     if not isinstance(processor, SentencePieceProcessor):
-        if extra_options:
-            raise SubtokError("--extra_options needs a SentencePiece model, not a tokenizer.json.")
         if output_format == "proto":
             raise SubtokError("--output_format=proto needs a SentencePiece model, not a "
                               "tokenizer.json.")
         from subtok.lines.tokenizer_lines import decode_lines
-        return decode_lines(processor, paths, output, input_format, skip_special_tokens, num_threads)
+        from subtok.postprocessors.extra_options import for_tokenizer
+        extra = for_tokenizer(extra_options, processor, processor.source)
+        return decode_lines(processor, paths, output, input_format, skip_special_tokens, num_threads,
+                            extra)
     decoder = LineDecoder(processor, input_format, extra_options)
     blocks = map_blocks(decoder, read_blocks(paths), num_threads)
     if output_format == "proto":

@@ -5,9 +5,11 @@ decodes as sentencepiece 0.2.3 does with the model, as far as its
 components can say it (every step below names the sentencepiece or
 ``tokenizers`` function it mirrors; docs/export.md lists what cannot be said):
 
-* normalizer: the stored charsmap (``Precompiled``), then SentencePiece's
-  whitespace rules (``normalizer.cc: Normalizer::Normalize``) as
-  ``Replace`` steps: leading/trailing spaces dropped and runs collapsed
+* normalizer: the stored charsmap (``Precompiled``; an NFKC one between
+  two NFC steps, every character its own grapheme cluster:
+  :func:`_charsmap_steps`), then SentencePiece's whitespace rules
+  (``normalizer.cc: Normalizer::Normalize``) as ``Replace`` steps:
+  leading/trailing spaces dropped and runs collapsed
   (``remove_extra_whitespaces``), " " escaped as "▁", the dummy "▁"
   prepended, and every trailing "▁" dropped (a typed one too);
 * model: ``Unigram`` with the piece scores (user-defined pieces scored
@@ -38,6 +40,7 @@ import math
 import os
 import re
 import struct
+import unicodedata
 import warnings
 from collections.abc import Callable
 
@@ -45,6 +48,7 @@ from subtok.errors import ModelFileError
 from subtok.formats import hf_json
 from subtok.formats.sentencepiece import (MODEL_TYPE_IDS, ModelData, NormalizerSpec, build_proto,
                                          load_model)
+from subtok.normalizers.charsmap import load_rules
 from subtok.symbols import SPACE_SYMBOL
 from subtok.vocab import DEFAULT_UNK_SURFACE, PieceType, SpecialPieces
 
@@ -54,6 +58,9 @@ UNEXPRESSIBLE = {
     "graphemes": "charsmap rules across characters: tokenizers applies the precompiled "
                  "charsmap a grapheme at a time, so a rule joining characters (a letter and "
                  "its combining marks, half-width kana and their sound marks) may not apply",
+    "mark_order": "combining marks out of canonical order: the NFKC charsmap is exported "
+                  "between two Unicode NFC steps, which reorder marks and compose across "
+                  "them where sentencepiece's table joins only the sequences it lists",
     "control_text": "literal control-piece text: tokenizers can match control, unknown "
                     "and byte piece strings typed in the text, sentencepiece never does",
     "float32_ties": "float32 near-ties: sentencepiece sums unigram path scores in float32, "
@@ -75,6 +82,30 @@ _UNK_MARK = SPACE_SYMBOL
 #: Strip's count for "every leading space" (it stops at the first other
 #: character).
 _ALL = 1 << 30
+
+
+#: Decomposed text that sentencepiece's NFKC tables (nfkc, nmt_nfkc and
+#: their case-folding twins; lower case, which those do not fold) compose
+#: as NFC does: a charsmap that does gets the NFC recipe of
+#: :func:`_charsmap_steps`.
+_NFC_PROBES = ("e\u0301", "a\u030a", "\u1100\u1161\u11a8", "\u30ab\u3099",
+               "\u03c9\u0313\u0342\u0345")
+#: C1 control characters, which no NFKC table maps: the first three a
+#: charsmap has no rule for mark the text inside the normalizer (U+0085 is
+#: whitespace to some regexes, so it is not one).
+_MARKERS = "\x80\x81\x82\x83\x84\x86\x87\x88\x89\x8a"
+#: Where a mark goes so that every character is a grapheme cluster of its
+#: own (UAX #29) when tokenizers' Precompiled cuts the text: before every
+#: character that can join the one before it (every non-ASCII one and
+#: LF, more than needed, but kana, CJK ideographs and Hangul syllables,
+#: which join only a leading jamo, are left out where they are not after
+#: one, for speed), and after a Prepend character, which joins the next.
+_SPLIT = ("(?<=[\\s\\S])"
+          "(?=[^\\x00-\\x09\\x0b-\\x7f\u3041-\u3096\u30a1-\u30fa\u4e00-\u9fff\uac00-\ud7a3])"
+          "|(?<=[\u1100-\u115f\ua960-\ua97c])(?=[\uac00-\ud7a3])"
+          "|(?<=[\u0600-\u0605\u06dd\u070f\u0890\u0891\u08e2\u0d4e\U000110bd\U000110cd"
+          "\U000111c2\U000111c3\U0001193f\U00011941\U00011a3a\U00011a84-\U00011a89"
+          "\U00011d46\U00011f02])")
 
 
 class ExportWarning(UserWarning):
@@ -115,7 +146,10 @@ def sentencepiece_to_json(model: ModelData | str | os.PathLike, *,
 def _unexpressible(model: ModelData) -> list[str]:
     """The kinds of UNEXPRESSIBLE behaviour this model has."""
     types = set(model.types)
-    kinds = ["graphemes"] if model.normalizer.precompiled_charsmap else []
+    kinds = []
+    if model.normalizer.precompiled_charsmap:
+        recipe = len(_charsmap_steps(model.normalizer.precompiled_charsmap)) > 1
+        kinds.append("mark_order" if recipe else "graphemes")
     single_control = any(len(p) == 1 for p, t in zip(model.pieces, model.types)
                          if t in (PieceType.CONTROL, PieceType.BYTE))
     if model.model_type == "unigram" or single_control:
@@ -143,8 +177,7 @@ def _normalizer(spec: NormalizerSpec) -> dict | None:
     space = SPACE_SYMBOL if spec.escape_whitespaces else " "
     steps = []
     if spec.precompiled_charsmap:
-        steps.append({"type": "Precompiled",
-                      "precompiled_charsmap": base64.b64encode(spec.precompiled_charsmap).decode()})
+        steps += _charsmap_steps(spec.precompiled_charsmap)
     if spec.remove_extra_whitespaces:
         steps.append(hf_json.replace(r"\A +| +\z", "", regex=True))
         steps.append(hf_json.replace(" {2,}", " ", regex=True))
@@ -155,6 +188,38 @@ def _normalizer(spec: NormalizerSpec) -> dict | None:
     if spec.remove_extra_whitespaces and spec.escape_whitespaces:
         steps.append(hf_json.replace(SPACE_SYMBOL + r"+\z", "", regex=True))
     return hf_json.sequence("normalizer", steps)
+
+
+def _charsmap_steps(blob: bytes) -> list[dict]:
+    """The charsmap as normalizer steps.
+
+    tokenizers' ``Precompiled`` (``normalizers/precompiled.rs``) looks a
+    grapheme cluster up whole when it is under 6 bytes, taking the rule of
+    its *shortest* matching prefix for all of it, and else character by
+    character; sentencepiece (``Normalizer::NormalizePrefix``) takes the
+    longest rule at each position. Character by character the two agree:
+    so every character is made a cluster of its own, by a control
+    character put before it (``_SPLIT``) and taken out after. What is then
+    lost are the rules of several characters; in sentencepiece's NFKC
+    tables those map the decomposition of a character to its NFC form
+    (``builder.cc: BuildNFKCMap``), which NFC before the charsmap gives
+    for canonical decompositions (``e`` + U+0301) and NFC after it for
+    compatibility ones (half-width ``ﾊ`` + ``ﾟ`` become ``ハ`` + U+309A,
+    which NFC joins). Marks typed in the text are escaped first (the mark
+    followed by a second control character) and restored last.
+
+    A charsmap that does not compose as NFC does (``_NFC_PROBES``), or
+    has rules for the markers, is the ``Precompiled`` step alone."""
+    precompiled = {"type": "Precompiled", "precompiled_charsmap": base64.b64encode(blob).decode()}
+    rules = load_rules(blob)
+    free = [c for c in _MARKERS if rules.longest_match(c, 0) is None]
+    if len(free) < 3 or any(rules.longest_match(text, 0) != (unicodedata.normalize("NFC", text),
+                                                             len(text)) for text in _NFC_PROBES):
+        return [precompiled]
+    mark, typed, split = free[0], free[0] + free[1], free[0] + free[2]
+    return [{"type": "NFC"}, hf_json.replace(mark, typed),
+            hf_json.replace(_SPLIT, split, regex=True), precompiled, hf_json.replace(split, ""),
+            hf_json.replace(typed, mark), {"type": "NFC"}]
 
 
 def _pieces_of(model: ModelData, *kinds: int) -> list[str]:
@@ -379,7 +444,7 @@ def _normalizer_spec(data: dict, source: str) -> tuple[NormalizerSpec, set[str]]
     spec = NormalizerSpec(name="identity", add_dummy_prefix=False, remove_extra_whitespaces=False,
                           escape_whitespaces=False)
     user_defined: set[str] = set()
-    for step in _steps(data.get("normalizer"), "normalizers"):
+    for step in _without_recipe(_steps(data.get("normalizer"), "normalizers")):
         kind = step.get("type")
         if kind == "Precompiled":
             spec.precompiled_charsmap = base64.b64decode(step.get("precompiled_charsmap") or "")
@@ -414,6 +479,18 @@ def _normalizer_spec(data: dict, source: str) -> tuple[NormalizerSpec, set[str]]
         raise ModelFileError("%s: spaces are not escaped as \u2581 (no Metaspace or Replace); "
                              "not a SentencePiece-shaped tokenizer." % source)
     return spec, user_defined
+
+
+def _without_recipe(steps: list[dict]) -> list[dict]:
+    """``steps`` with the steps :func:`_charsmap_steps` puts around a
+    charsmap read as its ``Precompiled`` step alone."""
+    for index, step in enumerate(steps):
+        if step.get("type") == "Precompiled" and step.get("precompiled_charsmap"):
+            recipe = _charsmap_steps(base64.b64decode(step["precompiled_charsmap"]))
+            start = index - recipe.index(step) if step in recipe else -1
+            if start >= 0 and steps[start:start + len(recipe)] == recipe:
+                return steps[:start] + [step] + steps[start + len(recipe):]
+    return steps
 
 
 def _unalternate(pattern: str) -> list[str]:

@@ -26,7 +26,7 @@ from subtok.lines.batch import PerLine, map_blocks
 from subtok.lines.streams import input_paths, open_output, read_blocks, write_blocks
 from subtok.models.bytelevel.encoding import Encoding, MemoCache, valid_text
 from subtok.models.bytelevel.model import encode_piece
-from subtok.postprocessors.extra_options import ExtraOptions
+from subtok.postprocessors.extra_options import ExtraOptions, for_tiktoken
 from subtok.pretokenizers.byte_level import bytes_to_text, text_to_bytes
 from subtok.pretokenizers.tiktoken_patterns import OTHER_WHITESPACE
 
@@ -296,27 +296,38 @@ class TiktokenLineEncoder(PerLine):
 class TiktokenLineDecoder(PerLine):
     """One line of space-separated ids or pieces -> the tokens' bytes."""
 
-    def __init__(self, encoding: Encoding, input_format: str = "piece") -> None:
+    def __init__(self, encoding: Encoding, input_format: str = "piece",
+                 extra: ExtraOptions | None = None) -> None:
         self.ids = _check_format(input_format, OUTPUT_FORMATS, "input format")
         self.encoding = encoding
+        #: --extra_options, applied to the line's tokens before decoding, as
+        #: spm_decode applies them to its pieces; the BOS / EOS token is
+        #: written as its text, as the encoder's piece output shows it.
+        self.extra = extra or None
 
     def __call__(self, line: bytes, number: int = 1) -> bytes:
         fields = line.decode("utf-8", "surrogateescape").split()
         if not self.ids:
+            if self.extra is not None:
+                _, fields = self.extra.apply(fields, fields)
             return b"".join(map(text_to_bytes, fields))
         try:
             tokens = list(map(int, fields))
         except ValueError:
             bad = next(f for f in fields if not f.lstrip("-").isdigit())
             raise DecodeError("%r is not an id." % bad) from None
+        if self.extra is not None:
+            tokens, _ = self.extra.apply(tokens, tokens)
         return self.encoding.decode_bytes(tokens)
 
 
 def decode_command(model: str, pattern: str | None, special_tokens: str | None,
                    input_format: str, inputs: tuple[str, ...], files: tuple[str, ...],
-                   output: str | None, num_threads: int) -> None:
+                   output: str | None, num_threads: int, extra_options: str = "") -> None:
     """``subtok decode`` for a rank file."""
-    decoder = TiktokenLineDecoder(load_tiktoken(model, pattern, special_tokens), input_format)
+    encoding = load_tiktoken(model, pattern, special_tokens)
+    extra = for_tiktoken(extra_options, encoding.special_tokens, model)
+    decoder = TiktokenLineDecoder(encoding, input_format, extra)
     paths = input_paths(inputs, files)
     write_blocks(map_blocks(decoder, read_blocks(paths), num_threads), output)
 

@@ -191,12 +191,17 @@ class _SpaceUnits:
 class TokenizerLineDecoder(PerLine):
     """One line of ids or tokens -> one line of text."""
 
-    def __init__(self, tokenizer: Tokenizer, input_format: str, skip_special_tokens: bool = True) -> None:
+    def __init__(self, tokenizer: Tokenizer, input_format: str, skip_special_tokens: bool = True,
+                 extra: ExtraOptions | None = None) -> None:
         if input_format not in ("piece", "id"):
             raise DecodeError("unknown input format: %s (choose piece or id)." % input_format)
         self.tokenizer = tokenizer
         self.ids = input_format == "id"
         self.skip_special_tokens = skip_special_tokens
+        # --extra_options, applied to the ids before decoding as spm_decode
+        # applies them to the pieces (SentencePieceProcessor::Decode calls
+        # ApplyExtraOptions first): the BOS / EOS token is what encode adds.
+        self.extra = extra or None
 
     def _id(self, field: str) -> int:
         if self.ids:
@@ -214,14 +219,17 @@ class TokenizerLineDecoder(PerLine):
 
     def __call__(self, line: bytes, number: int = 1) -> bytes:
         ids = [self._id(f) for f in _text(line).split(" ") if f]
+        if self.extra is not None:
+            ids, _ = self.extra.apply(ids, ids)
         text = self.tokenizer.decode(ids, skip_special_tokens=self.skip_special_tokens)
         return text.encode("utf-8", "surrogatepass")
 
 
 def decode_lines(tokenizer: Tokenizer, paths: list[str], output: str | None, input_format: str,
-                 skip_special_tokens: bool, num_threads: int) -> None:
+                 skip_special_tokens: bool, num_threads: int,
+                 extra: ExtraOptions | None = None) -> None:
     """``subtok decode`` for a tokenizer.json."""
-    decoder = TokenizerLineDecoder(tokenizer, input_format, skip_special_tokens)
+    decoder = TokenizerLineDecoder(tokenizer, input_format, skip_special_tokens, extra)
     write_blocks(map_blocks(decoder, read_blocks(paths), num_threads), output)
 
 

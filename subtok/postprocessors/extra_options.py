@@ -1,10 +1,17 @@
-"""spm_encode's ``--extra_options`` (``bos``, ``eos``, ``reverse``, ``unk``)
-for models that are not SentencePiece ones: a ``tokenizer.json``
-(:class:`~subtok.tokenizer.Tokenizer`) or a tiktoken rank file.
+"""spm_encode's and spm_decode's ``--extra_options`` (``bos``, ``eos``,
+``reverse``, ``unk``) for models that are not SentencePiece ones: a
+``tokenizer.json`` (:class:`~subtok.tokenizer.Tokenizer`) or a tiktoken
+rank file.
 
-The options apply in the order given to each line's token list, after
-the model (and the post-processor, if ``--add_special_tokens``), as
-``ApplyExtraOptions`` applies them in spm_encode:
+The options apply in the order given to each line's token list: when
+encoding, after the model (and the post-processor, if
+``--add_special_tokens``), as ``ApplyExtraOptions`` applies them in
+spm_encode; when decoding, to the ids or pieces read, before they are
+decoded, as ``SentencePieceProcessor::Decode`` applies them in spm_decode
+(where the BOS / EOS piece, a control piece, then decodes to nothing; here
+the token decodes as the library decodes it: nothing for a special token of
+a tokenizer.json unless ``--no-skip_special_tokens``, its text for
+tiktoken):
 
 * ``reverse``: the ids (and tokens) in reverse order;
 * ``bos`` / ``eos``: the model's BOS / EOS token put first / last. These
@@ -18,8 +25,10 @@ the model (and the post-processor, if ``--add_special_tokens``), as
   the file;
 * ``unk`` (``unk_piece``): accepted, and changes nothing: the token string
   of an unknown is already the unknown token (``[UNK]``), where
-  SentencePiece shows the unknown text unless ``unk`` is given; a byte-level
-  model (tiktoken) has no unknowns.
+  SentencePiece shows the unknown text unless ``unk`` is given (and
+  spm_decode decodes an unknown piece as the unknown surface, not as its
+  text, only with ``unk``: here a piece that is not a token is refused and
+  an id is its token anyway); a byte-level model (tiktoken) has no unknowns.
 """
 
 from __future__ import annotations

@@ -146,3 +146,32 @@ def test_blocks_with_every_kind_of_whitespace(oracle, tmp_path):
         got = run_subtok("encode", "--model", str(CL100K_FILE), "--output_format=id",
                          "--num_threads", threads, str(path)).stdout
         assert got == expected, threads
+
+
+def test_cli_decode_extra_options_decode_the_transformed_tokens(corpus_file, oracle, tmp_path):
+    """spm_decode applies --extra_options to the pieces read, then decodes:
+    here tiktoken's decode_bytes of the ids (or pieces) transformed in the
+    order given; bos and eos are <|endoftext|>, which decodes to its text."""
+    path, lines = corpus_file
+    end = oracle.encode_single_token("<|endoftext|>")
+    rows = [oracle.encode_ordinary(text) for text in lines[:40]]
+    ids_in = tmp_path / "ids.txt"
+    ids_in.write_text("".join(" ".join(map(str, ids)) + "\n" for ids in rows))
+    pieces_in = tmp_path / "pieces.txt"
+    pieces_in.write_bytes("".join(" ".join(bytes_to_text(oracle.decode_single_token_bytes(i)) for i in ids)
+                                  + "\n" for ids in rows).encode("utf-8"))
+    for options in ("reverse", "bos:eos:reverse", "eos:unk:bos", "reverse:reverse"):
+        want = []
+        for ids in rows:
+            for option in options.split(":"):
+                ids = ids[::-1] if option == "reverse" else [end] + ids if option == "bos" \
+                    else ids + [end] if option == "eos" else ids
+            want.append(oracle.decode_bytes(ids) + b"\n")
+        for source, fmt in ((ids_in, "id"), (pieces_in, "piece")):
+            got = run_subtok("decode", "--model", str(CL100K_FILE), "--input_format=" + fmt,
+                             "--extra_options=" + options, str(source)).stdout
+            assert got == b"".join(want), (options, fmt)
+    proc = run_subtok("decode", "--model", str(CL100K_FILE), "--special_tokens", "none",
+                      "--extra_options=bos", input=b"15339\n", check=False)
+    assert proc.returncode == 1 and proc.stdout == b""
+    assert proc.stderr.decode().count("\n") == 1 and str(CL100K_FILE) in proc.stderr.decode()

@@ -198,6 +198,45 @@ def test_extra_options_apply_to_tokenizers_output(name, tmp_path):
         assert got_pieces.split("\n")[:-1] == [row[1] for row in want_rows], options
 
 
+@pytest.mark.parametrize("name", ["bert_base_uncased", "llama2_chat", "gpt2"])
+def test_decode_extra_options_decode_the_transformed_ids(name, tmp_path):
+    """spm_decode applies --extra_options to the pieces it reads, then
+    decodes them (SentencePieceProcessor::Decode): here tokenizers' decode
+    of the ids (or tokens) transformed in the order given, with the BOS and
+    EOS tokens encode adds, with and without skipping special tokens."""
+    path = require(INTEROP_DIR / ("%s.tokenizer.json" % name))
+    ref = oracle(path)
+    bos, eos = _oracle_ends(ref)
+    rows = [ref.encode(t, add_special_tokens=False).ids
+            for t in corpus_lines(2, seed=7) if "\n" not in t][:16] + [[]]
+    ids_in = tmp_path / "ids.txt"
+    ids_in.write_text("".join(" ".join(map(str, ids)) + "\n" for ids in rows))
+    tokens_in = tmp_path / "tokens.txt"
+    tokens_in.write_bytes("".join(" ".join(ref.id_to_token(i) for i in ids) + "\n" for ids in rows)
+                          .encode("utf-8"))
+    for options, skip in [("bos:eos:reverse", False), ("eos:unk:bos", True), ("reverse:bos", False)]:
+        want = []
+        for ids in rows:
+            for option in options.split(":"):
+                ids = ids[::-1] if option == "reverse" else [bos] + ids if option == "bos" \
+                    else ids + [eos] if option == "eos" else ids
+            want.append(ref.decode(ids, skip_special_tokens=skip))
+        flags = ["--extra_options=" + options] + ([] if skip else ["--no-skip_special_tokens"])
+        for source, fmt in ((ids_in, "id"), (tokens_in, "piece")):
+            got = run_subtok("decode", "--model", str(path), "--input_format=" + fmt, *flags,
+                             str(source)).stdout.decode("utf-8")
+            assert got.split("\n")[:-1] == want, (options, fmt)
+
+
+def test_decode_extra_options_without_a_bos_token_fail_in_one_line():
+    path = require(INTEROP_DIR / "t5_small.tokenizer.json")
+    for options in ("bos", "nonsense"):
+        proc = run_subtok("decode", "--model", str(path), "--input_format=id",
+                          "--extra_options=" + options, input=b"1 2\n", check=False)
+        assert proc.returncode == 1 and proc.stdout == b"" and b"Traceback" not in proc.stderr
+        assert proc.stderr.count(b"\n") == 1, proc.stderr
+
+
 def test_extra_options_without_a_bos_token_fail_in_one_line():
     """t5 has an EOS (its template's </s>) and no BOS."""
     path = require(INTEROP_DIR / "t5_small.tokenizer.json")
