@@ -38,6 +38,9 @@ from subtok.vocab import PieceType
         help="Worker processes (forked; where the system cannot fork, one process).")
 @bool_option("add_special_tokens", True,
              "tokenizer.json: add the post-processor's special tokens (tokenizers' default).")
+@bool_option("stored_limits", True,
+             "tokenizer.json: apply the truncation and padding stored in the file, as "
+             "tokenizers' encode does (--no-stored_limits writes every token of every line).")
 @option("minloglevel", type=int, default=0, hidden=True)
 @option("pattern", default=None, help=PATTERN_HELP)
 @option("special_tokens", default=None, help=SPECIAL_TOKENS_HELP)
@@ -57,18 +60,19 @@ from subtok.vocab import PieceType
 @click.argument("files", nargs=-1, type=click.Path())
 def encode(model, input, output, output_format, extra_options, nbest_size, alpha, random_seed,
            vocabulary, vocabulary_threshold, generate_vocabulary, num_threads, add_special_tokens,
-           minloglevel, pattern, special_tokens, scheduler, output_dir, output_suffix, retries,
-           files, **bert_flags):
+           stored_limits, minloglevel, pattern, special_tokens, scheduler, output_dir, output_suffix,
+           retries, files, **bert_flags):
     """Encode text lines into pieces or ids (like spm_encode)."""
     options = dict(output_format=output_format, extra_options=extra_options,
                    nbest_size=nbest_size, alpha=alpha, random_seed=random_seed,
                    vocabulary=vocabulary, vocabulary_threshold=vocabulary_threshold,
                    add_special_tokens=add_special_tokens, pattern=pattern,
-                   special_tokens=special_tokens, **bert_flags)
+                   special_tokens=special_tokens, stored_limits=stored_limits, **bert_flags)
     if scheduler or output_dir is not None:
         return _encode_on_cluster(model, input, files, output, output_dir, output_suffix,
                                   scheduler, retries, generate_vocabulary, options)
     encoder = line_encoder(model, generate_vocabulary=generate_vocabulary, **options)
+    _note_stored_limits(encoder, model, minloglevel)
     paths = input_paths(input, files)
     if generate_vocabulary:
         processor = encoder.processor
@@ -104,3 +108,16 @@ def _encode_on_cluster(model, inputs, files, output, output_dir, output_suffix, 
     encode_on_cluster(model, [v for value in inputs for v in value.split(",") if v] + list(files),
                       output_dir, scheduler=scheduler, suffix=output_suffix, retries=retries,
                       generate_vocabulary=generate_vocabulary, **options)
+
+
+def _note_stored_limits(encoder, model: str, minloglevel: int) -> None:
+    """One warning line when a tokenizer.json's stored truncation or padding
+    will shape the output, which a corpus encoder's user may not expect."""
+    tokenizer = getattr(encoder, "tokenizer", None)
+    if minloglevel >= 2 or tokenizer is None:
+        return
+    stored = [name for name in ("truncation", "padding") if getattr(tokenizer, name, None) is not None]
+    if stored:
+        click.echo("subtok: warning: %s stores %s: lines are encoded with it, as tokenizers' "
+                   "encode does (--no-stored_limits writes every token)."
+                   % (model, " and ".join(stored)), err=True)

@@ -64,7 +64,7 @@ def line_encoder(model: str, output_format: str = "piece", extra_options: str = 
                  vocabulary: str | None = None, vocabulary_threshold: int = 0,
                  add_special_tokens: bool = True, pattern: str | None = None,
                  special_tokens: str | None = None, generate_vocabulary: bool = False,
-                 **bert_flags) -> PerLine:
+                 stored_limits: bool = True, **bert_flags) -> PerLine:
     """The line encoder ``subtok encode`` runs over its input for ``model``
     (any kind) and the options (the command's flags): every check of the
     options and the model happens here, before any input is read. With
@@ -87,9 +87,10 @@ def line_encoder(model: str, output_format: str = "piece", extra_options: str = 
             raise EncodeError("--vocabulary and --generate_vocabulary need a "
                               "SentencePiece model, not a tokenizer.json.")
         from subtok.lines.tokenizer_lines import TokenizerLineEncoder
-        # A corpus encoder writes every token of every line (see
-        # subtok.lines.tokenizer_lines): stored truncation and padding are off.
-        processor.truncation = processor.padding = None
+        # Stored truncation and padding apply as in tokenizers' encode
+        # unless asked otherwise (see subtok.lines.tokenizer_lines).
+        if not stored_limits:
+            processor.truncation = processor.padding = None
         extra = extra_options_for.for_tokenizer(extra_options, processor, processor.source)
         return TokenizerLineEncoder(processor, output_format, add_special_tokens, random_seed,
                                     extra)

@@ -10,8 +10,9 @@ SentencePiece models; bytes that are not UTF-8 become U+FFFD (Python's
 Output per input line: the token ids, or the token strings, separated by
 spaces; ``tokenizers``' ``encode`` default adds the post-processor's
 special tokens (``--no-add_special_tokens`` leaves them out). Stored
-``truncation`` and ``padding`` are not applied: a corpus encoder writes
-every token of every line (see docs/tokenizer-json.md).
+``truncation`` and ``padding`` apply as in ``encode`` (each line is one
+encoding); ``--no-stored_limits`` writes every token of every line (see
+docs/tokenizer-json.md).
 """
 
 from __future__ import annotations

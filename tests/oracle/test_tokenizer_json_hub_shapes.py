@@ -647,11 +647,13 @@ def test_vocabulary_and_decoding_of_any_ids(shape, built):
             assert ours.decode(ids, skip) == ref.decode(ids, skip_special_tokens=skip), (ids, skip)
 
 
-@pytest.mark.parametrize("shape", ["llama3", "mistral_v3", "xlm_r"])
+@pytest.mark.parametrize("shape", ["llama3", "mistral_v3", "xlm_r", "electra"])
 def test_command_line_gives_the_same_bytes(shape, built, test_texts, tmp_path):
     """``subtok encode/decode --model F`` (ids and pieces, 1 and 2 worker
     processes) on corpus and hostile lines, the 100 KB line included, as
-    raw bytes (invalid UTF-8 too)."""
+    raw bytes (invalid UTF-8 too). Electra stores truncation and padding:
+    applied as tokenizers' encode applies them, with one warning line, and
+    left out with ``--no-stored_limits``."""
     from conftest import HOSTILE_LINES
     path, text = built[shape]
     ref = tokenizers.Tokenizer.from_str(text)
@@ -662,8 +664,19 @@ def test_command_line_gives_the_same_bytes(shape, built, test_texts, tmp_path):
     source.write_bytes(b"\n".join(lines) + b"\n")
     wanted = [ref.encode(line.decode("utf-8", "replace")) for line in lines]
 
-    ids = run_subtok("encode", "--model", str(path), "--output_format=id", str(source)).stdout
+    run = run_subtok("encode", "--model", str(path), "--output_format=id", str(source))
+    ids = run.stdout
     assert ids.decode().split("\n")[:-1] == [" ".join(map(str, e.ids)) for e in wanted]
+    stored = ref.truncation is not None or ref.padding is not None
+    assert run.stderr.decode().count("--no-stored_limits") == int(stored)
+    if stored:
+        ref.no_truncation()
+        ref.no_padding()
+        every = run_subtok("encode", "--model", str(path), "--output_format=id", "--no-stored_limits",
+                           str(source)).stdout
+        assert every.decode().split("\n")[:-1] == [
+            " ".join(map(str, ref.encode(line.decode("utf-8", "replace")).ids)) for line in lines]
+        assert every != ids
     two = run_subtok("encode", "--model", str(path), "--output_format=id", "--num_threads", "2",
                      str(source)).stdout
     assert two == ids
