@@ -208,6 +208,9 @@ _LITERAL_LETTERS = frozenset("ijklmoquxEFIJLQTUV")
 _CONTROL = regex.compile(r"\\(?:c|C-)(.)", regex.DOTALL)
 _OCTAL = regex.compile(r"\\o\{([0-7]+)\}")
 _BACKREF = regex.compile(r"\\k<(-?\d+|\w+)>")
+#: A capturing group's opening: "(" not followed by "?", or a named group
+#: ("(?<name>", "(?P<name>"; not the look-behinds "(?<=", "(?<!").
+_GROUP_OPENING = regex.compile(r"(?<!\\)\((?:(?!\?)|\?P?<(?![=!]))")
 
 
 def _other_escape(pattern: str, i: int, in_class: bool) -> tuple[str, int] | None:
@@ -241,7 +244,9 @@ def _other_escape(pattern: str, i: int, in_class: bool) -> tuple[str, int] | Non
     found = _BACKREF.match(pattern, i)
     if found:
         name = found.group(1)
-        return ("(?P=%s)" % name if not name.lstrip("-").isdigit() else "\\" + name), found.end()
+        if name.startswith("-"):  # relative: the n-th group opened before this point
+            name = str(len(_GROUP_OPENING.findall(pattern, 0, i)) + 1 - int(name[1:]))
+        return ("(?P=%s)" % name if not name.isdigit() else "\\" + name), found.end()
     if escape in _LITERAL_LETTERS:
         return escape, i + 2
     return None

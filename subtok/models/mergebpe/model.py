@@ -209,8 +209,9 @@ class MergeBPE(VocabModel):
         """(left id, right id) -> (rank, merged id); a pair listed twice
         keeps its last rank. Built on first use: what a load need not pay
         for when the model only decodes or looks tokens up."""
+        # The columns stay: clearing them here would race a second thread
+        # building the table at once (cached_property has no lock since 3.12).
         lefts, rights, merged = self._merge_columns  # type: ignore[misc]
-        self._merge_columns = None
         return dict(zip(zip(lefts, rights), zip(range(len(lefts)), merged)))
 
     def _merge_ids(self, merges: MergeList, where: str) -> tuple[list[int], list[int], list[int]]:
