@@ -47,6 +47,7 @@ from operator import itemgetter
 from typing import BinaryIO
 
 from subtok.errors import InputError, OutputError, TrainerError
+from subtok.parallel import worker_count
 from subtok.normalizers.charsmap import decode_charsmap
 from subtok.symbols import SPACE_SYMBOL
 from subtok.training import TOKENIZER_FILE_TYPES
@@ -69,6 +70,14 @@ DEFAULT_MAX_MEMORY = 1 << 30
 #: object, its dict slot and its count), and per byte of the unit.
 ENTRY_BYTES = 120
 CHAR_BYTES = 1
+#: What counting holds besides its table, set aside from ``--max_memory``:
+#: a chunk's counts arriving in the parent (the chunk's Counter and its
+#: escaped copy), and each forked normalizing worker (its chunk's lines,
+#: their normalized text and counts, and the pickle sending them back).
+#: Measured on gutenberg_en with BPE options (docs/performance.md,
+#: "Counting at scale"), rounded up.
+CHUNK_RESERVE = 64 << 20
+WORKER_RESERVE = 32 << 20
 #: Run files merged at once; past this many the runs are merged into one
 #: first (keeps the number of open files bounded).
 MAX_RUNS = 64
@@ -342,8 +351,13 @@ class SpillTable:
     default the system's) is removed on leaving, however it is left.
     """
 
-    def __init__(self, max_memory: int = DEFAULT_MAX_MEMORY, tmp_dir: str | None = None) -> None:
-        self.limit = max_memory
+    def __init__(self, max_memory: int = DEFAULT_MAX_MEMORY, tmp_dir: str | None = None,
+                 reserve: int = 0) -> None:
+        #: The table's own budget: what ``max_memory`` leaves after
+        #: ``reserve`` (the rest of the process), but never below an eighth
+        #: of it, so that a budget too small to honour still counts, spilling
+        #: often (:func:`count` warns).
+        self.limit = max(max_memory - reserve, max_memory // 8)
         self.tmp_dir = tmp_dir
         self.table: dict[bytes, int] = {}  # written unit (escaped) -> count
         self.used = 0
@@ -381,18 +395,21 @@ class SpillTable:
         if self.used > self.limit:
             self.spill()
 
-    def sorted_table(self) -> list[tuple[bytes, int]]:
-        """The in-memory table as sorted records."""
-        return sorted(self.table.items())  # units are distinct: counts are never compared
+    def take_sorted(self) -> Iterator[tuple[bytes, int]]:
+        """The in-memory table's records in order, the table emptied.
+
+        Only the keys are sorted: sorting the items would build a tuple per
+        unit besides the table, about half its size again, at the very
+        moment the table is at its budget."""
+        table, self.table, self.used = self.table, {}, 0
+        keys = sorted(table)
+        return zip(keys, map(table.__getitem__, keys))
 
     def spill(self) -> None:
         """Write the table as a sorted run file and empty it."""
         if not self.table:
             return
-        records = self.sorted_table()
-        self.table = {}
-        self.used = 0
-        self._write_run(records)
+        self._write_run(self.take_sorted())
         self.spills += 1
         if len(self.runs) >= MAX_RUNS:
             runs, self.runs = self.runs, []
@@ -420,9 +437,25 @@ class SpillTable:
     def records(self) -> Iterator[tuple[bytes, int]]:
         """Every unit once, sorted, with its total count."""
         streams: list[Iterable[tuple[bytes, int]]] = [_run_records(path) for path in self.runs]
-        streams.append(self.sorted_table())
-        self.table = {}
+        streams.append(self.take_sorted())
         return sum_sorted(streams, "the counts")
+
+
+def resident_bytes() -> int:
+    """This process's resident size now (0 where /proc cannot say)."""
+    try:
+        with open("/proc/self/statm", "rb") as handle:
+            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def counting_reserve(num_threads: int) -> int:
+    """The part of ``--max_memory`` that is not the count table: the
+    process as it stands, a chunk in flight, and the forked workers that
+    normalize (they are forked later, from a parent this size)."""
+    workers = worker_count(num_threads)
+    return resident_bytes() + CHUNK_RESERVE + (WORKER_RESERVE * workers if workers > 1 else 0)
 
 
 def _run_records(path: str) -> Iterator[tuple[bytes, int]]:
@@ -539,7 +572,13 @@ def count(output: str, *, max_memory: int | str = DEFAULT_MAX_MEMORY, tmp_dir: s
     ``output``; return its header."""
     options = counting_options(**kwargs)
     limit = parse_size(max_memory) if isinstance(max_memory, str) else max_memory
-    with SpillTable(limit, tmp_dir) as table:
+    progress = progress or Progress(False, options.minloglevel)
+    reserve = counting_reserve(options.num_threads)
+    if reserve > limit - limit // 8 and limit >= 1 << 20:
+        progress.warning("--max_memory=%s is less than counting needs besides its table (about %d MB "
+             "with %d normalizing worker(s)); the table spills every %d KB."
+             % (max_memory, reserve >> 20, worker_count(options.num_threads), (limit // 8) >> 10))
+    with SpillTable(limit, tmp_dir, reserve) as table:
         fields = count_corpus(options, table, progress, lines)
         write_count_file(output, fields, table.records())
     return fields

@@ -133,6 +133,31 @@ def test_many_runs_are_merged_as_they_pile_up(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_the_budget_covers_the_process_not_only_the_table(tmp_path, monkeypatch):
+    """--max_memory bounds the counting process: the process as it stands,
+    a chunk in flight and each forked normalizing worker are set aside and
+    the table gets the rest; a budget too small for that keeps an eighth
+    for the table and says so in one warning line."""
+    monkeypatch.setattr(counts, "resident_bytes", lambda: 40 << 20)
+    monkeypatch.setattr(counts, "worker_count", lambda threads: threads)
+    assert counts.counting_reserve(1) == (40 << 20) + counts.CHUNK_RESERVE
+    assert counts.counting_reserve(3) == (40 << 20) + counts.CHUNK_RESERVE + 3 * counts.WORKER_RESERVE
+    assert SpillTable(1 << 30, reserve=300 << 20).limit == (1 << 30) - (300 << 20)
+    assert SpillTable(64 << 20, reserve=300 << 20).limit == 8 << 20
+    corpus = synthetic(tmp_path / "c.txt", 300)
+    outputs = {}
+    for size in ("64M", "2G"):
+        proc = run_subtok("count", "--input", str(corpus), "--output", str(tmp_path / size),
+                          "--max_memory", size, "--num_threads", "1")
+        outputs[size] = (tmp_path / size).read_bytes()
+        warned = [line for line in proc.stderr.decode().splitlines() if "--max_memory" in line]
+        assert warned == ([] if size == "2G" else [
+            line for line in warned if line.startswith("subtok: warning: --max_memory=64M is less "
+                                                       "than counting needs besides its table")])
+        assert len(warned) == (0 if size == "2G" else 1)
+    assert outputs["64M"] == outputs["2G"]
+
+
 @pytest.mark.parametrize("model_type", ["unigram", "bpe"])
 def test_merge_of_parts_equals_count_of_the_whole(model_type, tmp_path):
     """For unigram the merge also joins the parts in order: the last word
