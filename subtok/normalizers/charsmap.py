@@ -258,7 +258,9 @@ class CharsMap:
             return
         self.trigger_chars, self.inner_chars = self._find_triggers(_index_children(self.units))
         #: :attr:`trigger_chars` as :func:`char_ranges` (what a normalizer's screen is made of).
-        self.trigger_ranges = char_ranges(self.trigger_chars)
+        #: A trie that is not :attr:`regular` may hold keys that are no
+        #: character; its normalizer works on bytes and has no screen.
+        self.trigger_ranges = char_ranges(self.trigger_chars) if self.regular else []
         if self.regular:
             self.regular = _targets_are_text(self.units, self.strings)
 
