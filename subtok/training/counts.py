@@ -358,6 +358,8 @@ class SpillTable:
         #: of it, so that a budget too small to honour still counts, spilling
         #: often (:func:`count` warns).
         self.limit = max(max_memory - reserve, max_memory // 8)
+        #: Whether ``reserve`` left the table less than that eighth.
+        self.starved = max_memory - reserve < max_memory // 8
         self.tmp_dir = tmp_dir
         self.table: dict[bytes, int] = {}  # written unit (escaped) -> count
         self.used = 0
@@ -450,11 +452,11 @@ def resident_bytes() -> int:
         return 0
 
 
-def counting_reserve(num_threads: int) -> int:
+def counting_reserve(workers: int) -> int:
     """The part of ``--max_memory`` that is not the count table: the
-    process as it stands, a chunk in flight, and the forked workers that
-    normalize (they are forked later, from a parent this size)."""
-    workers = worker_count(num_threads)
+    process as it stands, a chunk in flight, and the ``workers`` forked to
+    normalize (later, from a parent this size; one worker is the process
+    itself)."""
     return resident_bytes() + CHUNK_RESERVE + (WORKER_RESERVE * workers if workers > 1 else 0)
 
 
@@ -573,12 +575,13 @@ def count(output: str, *, max_memory: int | str = DEFAULT_MAX_MEMORY, tmp_dir: s
     options = counting_options(**kwargs)
     limit = parse_size(max_memory) if isinstance(max_memory, str) else max_memory
     progress = progress or Progress(False, options.minloglevel)
-    reserve = counting_reserve(options.num_threads)
-    if reserve > limit - limit // 8 and limit >= 1 << 20:
-        progress.warning("--max_memory=%s is less than counting needs besides its table (about %d MB "
-             "with %d normalizing worker(s)); the table spills every %d KB."
-             % (max_memory, reserve >> 20, worker_count(options.num_threads), (limit // 8) >> 10))
+    workers = worker_count(options.num_threads)
+    reserve = counting_reserve(workers)
     with SpillTable(limit, tmp_dir, reserve) as table:
+        if table.starved and limit >= 1 << 20:
+            progress.warning("--max_memory=%s is less than counting needs besides its table (about "
+                             "%d MB with %d normalizing worker(s)); the table spills every %d KB."
+                             % (max_memory, reserve >> 20, workers, table.limit >> 10))
         fields = count_corpus(options, table, progress, lines)
         write_count_file(output, fields, table.records())
     return fields
