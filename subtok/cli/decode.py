@@ -6,10 +6,10 @@ import click
 
 from subtok.cli.options import (PATTERN_HELP, SPECIAL_TOKENS_HELP, Command,
                                 bert_vocab_options, bool_option, option)
-from subtok.errors import SubtokError
+from subtok.errors import DecodeError, SubtokError
 from subtok.formats import load_any
 from subtok.lines.batch import LineDecoder, map_blocks
-from subtok.lines.encoders import bert_settings, for_tiktoken
+from subtok.lines.encoders import bert_settings, is_tiktoken_model
 from subtok.lines.streams import input_paths, read_blocks, write_blocks
 from subtok.processor import SentencePieceProcessor
 
@@ -36,7 +36,7 @@ from subtok.processor import SentencePieceProcessor
 def decode(model, input, output, input_format, output_format, extra_options, num_threads,
            skip_special_tokens, minloglevel, pattern, special_tokens, files, **bert_flags):
     """Decode lines of pieces or ids back into text (like spm_decode)."""
-    if for_tiktoken(model, pattern, special_tokens):
+    if is_tiktoken_model(model, pattern, special_tokens):
         from subtok.lines import tiktoken_lines
         return tiktoken_lines.decode_command(model, pattern, special_tokens, input_format,
                                              input, files, output, num_threads, extra_options)
@@ -52,7 +52,7 @@ def decode(model, input, output, input_format, output_format, extra_options, num
                               "tokenizer.json.")
         from subtok.lines.tokenizer_lines import decode_lines
         from subtok.postprocessors.extra_options import for_tokenizer
-        extra = for_tokenizer(extra_options, processor, processor.source)
+        extra = for_tokenizer(extra_options, processor, processor.source, DecodeError)
         return decode_lines(processor, paths, output, input_format, skip_special_tokens, num_threads,
                             extra)
     decoder = LineDecoder(processor, input_format, extra_options)

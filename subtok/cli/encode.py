@@ -113,11 +113,8 @@ def _encode_on_cluster(model, inputs, files, output, output_dir, output_suffix, 
 def _note_stored_limits(encoder, model: str, minloglevel: int) -> None:
     """One warning line when a tokenizer.json's stored truncation or padding
     will shape the output, which a corpus encoder's user may not expect."""
-    tokenizer = getattr(encoder, "tokenizer", None)
-    if minloglevel >= 2 or tokenizer is None:
-        return
-    stored = [name for name in ("truncation", "padding") if getattr(tokenizer, name, None) is not None]
-    if stored:
+    stored = encoder.stored_limits()
+    if stored and minloglevel < 2:
         click.echo("subtok: warning: %s stores %s: lines are encoded with it, as tokenizers' "
                    "encode does (--no-stored_limits writes every token)."
                    % (model, " and ".join(stored)), err=True)

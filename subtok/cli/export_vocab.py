@@ -9,7 +9,7 @@ from subtok.cli.options import (PATTERN_HELP, SPECIAL_TOKENS_HELP, Command,
 from subtok.errors import SubtokError
 from subtok.formats import load_any
 from subtok.formats.sentencepiece import syms_text, vocab_text
-from subtok.lines.encoders import bert_settings, for_tiktoken
+from subtok.lines.encoders import bert_settings, is_tiktoken_model
 from subtok.lines.streams import open_output
 from subtok.processor import SentencePieceProcessor
 
@@ -26,7 +26,7 @@ from subtok.processor import SentencePieceProcessor
 @option("minloglevel", type=int, default=0, hidden=True)
 def export_vocab(model, output, output_format, pattern, special_tokens, minloglevel, **bert_flags):
     """Print the vocabulary of a model (like spm_export_vocab)."""
-    if for_tiktoken(model, pattern, special_tokens):
+    if is_tiktoken_model(model, pattern, special_tokens):
         from subtok.lines import tiktoken_lines
         return tiktoken_lines.export_vocab_command(model, pattern, special_tokens, output)
     if output_format not in ("vocab", "syms"):

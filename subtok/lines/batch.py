@@ -45,6 +45,11 @@ class PerLine:
     def __call__(self, line: bytes, number: int = 1) -> bytes:
         raise NotImplementedError
 
+    def stored_limits(self) -> list[str]:
+        """What the model file stores that cuts or pads every line's output
+        (a tokenizer.json's ``truncation`` / ``padding``), by name."""
+        return []
+
     def in_worker(self, workers: int) -> None:
         """Called in each of ``workers`` worker processes before its first
         job: caches that grow with the input keep 1/``workers`` of their

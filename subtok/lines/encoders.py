@@ -13,7 +13,7 @@ from subtok.errors import EncodeError, OptionError, SubtokError
 from subtok.formats import load_any, model_kind
 from subtok.lines.batch import LineEncoder, PerLine, SampleLineEncoder
 from subtok.lines.streams import check_readable, read_lines
-from subtok.postprocessors import extra_options as extra_options_for
+from subtok.postprocessors.extra_options import for_tiktoken, for_tokenizer
 from subtok.processor import SentencePieceProcessor
 
 SAMPLING_FORMATS = ("sample_piece", "sample_id", "nbest_piece", "nbest_id")
@@ -33,7 +33,7 @@ BERT_FLAGS = (
 )
 
 
-def for_tiktoken(model: str, pattern: str | None, special_tokens: str | None) -> bool:
+def is_tiktoken_model(model: str, pattern: str | None, special_tokens: str | None) -> bool:
     """True when ``--model`` is a tiktoken rank file (told by its content).
     ``--pattern`` / ``--special_tokens`` with any other model are an error."""
     from subtok.formats.tiktoken import looks_like_tiktoken
@@ -71,12 +71,12 @@ def line_encoder(model: str, output_format: str = "piece", extra_options: str = 
     ``generate_vocabulary`` (SentencePiece only), the plain piece encoder
     whose ``pairs`` are counted. :mod:`subtok.dask` builds the same
     encoder on its workers, so a cluster writes the same bytes."""
-    if for_tiktoken(model, pattern, special_tokens):
+    if is_tiktoken_model(model, pattern, special_tokens):
         from subtok.lines import tiktoken_lines
         tiktoken_lines.reject_options(model, vocabulary=vocabulary,
                                       generate_vocabulary=generate_vocabulary)
         encoding = tiktoken_lines.load_tiktoken(model, pattern, special_tokens)
-        extra = extra_options_for.for_tiktoken(extra_options, encoding.special_tokens, model)
+        extra = for_tiktoken(extra_options, encoding.special_tokens, model)
         return tiktoken_lines.TiktokenLineEncoder(encoding, output_format, extra)
     if output_format not in ("piece", "id") + SAMPLING_FORMATS + tuple(PROTO_FORMATS):
         raise EncodeError("unknown output format: %s (choose piece, id, %s, %s)."
@@ -91,7 +91,7 @@ def line_encoder(model: str, output_format: str = "piece", extra_options: str = 
         # unless asked otherwise (see subtok.lines.tokenizer_lines).
         if not stored_limits:
             processor.truncation = processor.padding = None
-        extra = extra_options_for.for_tokenizer(extra_options, processor, processor.source)
+        extra = for_tokenizer(extra_options, processor, processor.source)
         return TokenizerLineEncoder(processor, output_format, add_special_tokens, random_seed,
                                     extra)
     if vocabulary:
@@ -123,5 +123,5 @@ def read_vocabulary(path: str, threshold: int) -> list[str]:
     return keep
 
 
-__all__ = ["line_encoder", "read_vocabulary", "for_tiktoken", "bert_settings", "BERT_FLAGS",
+__all__ = ["line_encoder", "read_vocabulary", "is_tiktoken_model", "bert_settings", "BERT_FLAGS",
            "SAMPLING_FORMATS", "PROTO_FORMATS"]

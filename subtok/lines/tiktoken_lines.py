@@ -326,7 +326,7 @@ def decode_command(model: str, pattern: str | None, special_tokens: str | None,
                    output: str | None, num_threads: int, extra_options: str = "") -> None:
     """``subtok decode`` for a rank file."""
     encoding = load_tiktoken(model, pattern, special_tokens)
-    extra = for_tiktoken(extra_options, encoding.special_tokens, model)
+    extra = for_tiktoken(extra_options, encoding.special_tokens, model, DecodeError)
     decoder = TiktokenLineDecoder(encoding, input_format, extra)
     paths = input_paths(inputs, files)
     write_blocks(map_blocks(decoder, read_blocks(paths), num_threads), output)

@@ -53,6 +53,10 @@ class TokenizerLineEncoder(PerLine):
         self.units = (_SpaceUnits.for_tokenizer(tokenizer, self.ids, add_special_tokens)
                       if self.extra is None else None)
 
+    def stored_limits(self) -> list[str]:
+        return [name for name, value in (("truncation", self.tokenizer.truncation),
+                                         ("padding", self.tokenizer.padding)) if value is not None]
+
     def encode_text(self, text: str) -> str:
         units = self.units
         if units is not None and units.fits(text):

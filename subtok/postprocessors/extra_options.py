@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from subtok.errors import EncodeError
+from subtok.errors import EncodeError, SubtokError
 from subtok.postprocessors.sentencepiece import EXTRA_OPTIONS
 #: Special tokens that start a text, most specific first.
 BOS_NAMES = ("<s>", "<|begin_of_text|>", "<|startoftext|>", "<bos>", "<|endoftext|>")
@@ -45,12 +45,13 @@ EOS_NAMES = ("</s>", "<|end_of_text|>", "<|endoftext|>", "<eos>")
 Token = tuple[str, int]  # (token string, id)
 
 
-def parse_options(text: str) -> list[str]:
-    """The ":"-separated options, empty ones dropped (as spm does)."""
+def parse_options(text: str, error: type[SubtokError] = EncodeError) -> list[str]:
+    """The ":"-separated options, empty ones dropped (as spm does); an
+    unknown one is an ``error`` (``DecodeError`` for a decoder's)."""
     options = [o for o in text.split(":") if o] if text else []
     for option in options:
         if option not in EXTRA_OPTIONS:
-            raise EncodeError('option "%s" is not available.' % option)
+            raise error('option "%s" is not available.' % option)
     return options
 
 
@@ -76,13 +77,15 @@ def named_token(names: tuple[str, ...], token_to_id: Callable[[str], int | None]
 
 
 class ExtraOptions:
-    """The options, with the BOS and EOS tokens they need."""
+    """The options, with the BOS and EOS tokens they need; options the
+    model cannot apply are an ``error``."""
 
-    def __init__(self, text: str, bos: Token | None, eos: Token | None, source: str) -> None:
-        self.options = parse_options(text)
+    def __init__(self, text: str, bos: Token | None, eos: Token | None, source: str,
+                 error: type[SubtokError] = EncodeError) -> None:
+        self.options = parse_options(text, error)
         for option, token in (("bos", bos), ("eos", eos)):
             if option in self.options and token is None:
-                raise EncodeError("%s: --extra_options %s: the model has no %s token (none "
+                raise error("%s: --extra_options %s: the model has no %s token (none "
                                   "added by a post-processor, none of %s)."
                                   % (source, option, option.upper(),
                                      ", ".join(BOS_NAMES if option == "bos" else EOS_NAMES)))
@@ -103,20 +106,22 @@ class ExtraOptions:
         return ids, tokens
 
 
-def for_tokenizer(text: str, tokenizer, source: str) -> ExtraOptions:
+def for_tokenizer(text: str, tokenizer, source: str,
+                  error: type[SubtokError] = EncodeError) -> ExtraOptions:
     """The options for a :class:`~subtok.tokenizer.Tokenizer`."""
     if not text:
-        return ExtraOptions(text, None, None, source)
+        return ExtraOptions(text, None, None, source, error)
     bos, eos = template_ends(tokenizer)
     if bos is None:
         bos = named_token(BOS_NAMES, tokenizer.token_to_id)
     if eos is None:
         eos = named_token(EOS_NAMES, tokenizer.token_to_id)
-    return ExtraOptions(text, bos, eos, source)
+    return ExtraOptions(text, bos, eos, source, error)
 
 
-def for_tiktoken(text: str, special_tokens: dict[str, int], source: str) -> ExtraOptions:
+def for_tiktoken(text: str, special_tokens: dict[str, int], source: str,
+                 error: type[SubtokError] = EncodeError) -> ExtraOptions:
     """The options for a tiktoken encoding: its special tokens name the
     BOS and EOS tokens."""
     return ExtraOptions(text, named_token(BOS_NAMES, special_tokens.get),
-                        named_token(EOS_NAMES, special_tokens.get), source)
+                        named_token(EOS_NAMES, special_tokens.get), source, error)
