@@ -26,6 +26,12 @@ When the trainer owns the corpus, the units and the seeds are computed
 in a forked child, and the sentences are dropped: the EM workers are
 forked later from this process, whose heap then never held the seed
 search's garbage (see docs/performance.md, the unigram trainer's memory).
+A deferred corpus (``Corpus.load``: a large input file, as
+:func:`subtok.training.api.train` loads it) is read and counted in one
+child, which returns the units and seed entries, and the seeds are
+searched in a second child forked from this process: the sentences never
+exist here, and the seed search's workers do not inherit the pages they
+left.
 
 Lattices. The algorithms over them (nodes, forward/backward, Viterbi) are
 in :mod:`subtok.models.unigram.lattice`, the piece table in
@@ -71,7 +77,7 @@ import time
 from array import array
 from collections import Counter
 from collections.abc import Iterator
-from itertools import accumulate, islice, repeat
+from itertools import accumulate, chain, islice, repeat
 from operator import add, xor
 
 from subtok.errors import TrainerError
@@ -459,19 +465,26 @@ def frequent_substrings(entries: dict[str, int], max_length: int, validator: Pie
     if not entries:
         return []
     padding = max_length + 2
-    scan_parts = []
-    text_parts = []
+    # The paddings are shared strings, and the stretches are cut a batch
+    # at a time: no string per entry lives longer than its batch.
+    text_padding = "\uffff" * padding
+    scan_padding = {1: NUL * (1 + padding), 2: NUL * (2 + padding)}  # by follower length
+    scan_batches = []
     weight_at = array("I" if max(entries.values()) < 1 << 32 else "Q")
+    batch: list[str] = []
     for key, count in entries.items():
         stretch, follower = _split_entry(key)
-        scan_parts.append(stretch)
-        scan_parts.append(NUL * (len(follower) + padding))
-        text_parts.append(key)
-        text_parts.append("\uffff" * padding)
+        batch.append(stretch)
+        batch.append(scan_padding[len(follower)])
         weight_at.extend(repeat(count, len(key) + padding))
-    scan = "".join(scan_parts)
-    text = "".join(text_parts)
-    del scan_parts, text_parts
+        if len(batch) >= 8192:
+            scan_batches.append("".join(batch))
+            batch.clear()
+    scan_batches.append("".join(batch))
+    del batch
+    scan = "".join(scan_batches)
+    del scan_batches
+    text = text_padding.join(chain(entries, ("",)))  # every key followed by the padding
     chars = sorted(set(text) - {"\uffff"} | {NUL})
     code_of = {c: n + 1 for n, c in enumerate(chars)}   # 0 pads the keys
     leads = [-1] + [-2 if c == END else lead_byte(c) for c in chars]
@@ -918,6 +931,18 @@ def _units_and_seeds(corpus, options, validator: PieceValidator) -> tuple[_UnitT
     return units, make_seed_pieces(corpus, options, entries, validator, options.num_threads)
 
 
+def _load_units(corpus, options) -> tuple[_UnitTexts, dict[str, int], dict[str, int]]:
+    """Read a deferred corpus (``Corpus.load``): its EM units (compactly),
+    seed entries and alphabet (see :func:`collect_units`)."""
+    loaded = corpus.load()
+    units, entries = collect_units(loaded, options)
+    return _UnitTexts(units), entries, loaded.alphabet
+
+
+def _seed_pieces(corpus, options, entries: dict[str, int], validator: PieceValidator) -> list:
+    return make_seed_pieces(corpus, options, entries, validator, options.num_threads)
+
+
 def train(corpus, options, progress=None) -> list[tuple[str, float]]:
     """Train a unigram model: the NORMAL pieces with scores, in output order.
 
@@ -930,7 +955,15 @@ def train(corpus, options, progress=None) -> list[tuple[str, float]]:
     try:
         validator = PieceValidator(options)
         with phase("unigram seeds") if phase else contextlib.nullcontext():
-            if getattr(corpus, "consumable", False):
+            if getattr(corpus, "load", None) is not None:
+                # The sentences are read and counted in one child, and the
+                # seeds searched in another, forked from this process: the
+                # seed search's workers then inherit a heap that never held
+                # the sentences, and neither does this one.
+                units, entries, corpus.alphabet = run_in_child(_load_units, corpus, options)
+                pieces = run_in_child(_seed_pieces, corpus, options, entries, validator)
+                del entries
+            elif getattr(corpus, "consumable", False):
                 # In a forked child: the EM workers are forked later from
                 # this process, and inherit its heap, which then never held
                 # the seed search's garbage.
