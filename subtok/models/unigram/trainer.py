@@ -88,7 +88,7 @@ from subtok.models.unigram.trie import index_table
 from subtok.parallel import (PersistentWorkers, chunk_bounds, ordered_map, run_in_child,
                              worker_count)
 from subtok.symbols import SPACE_SYMBOL, UNK_CHAR
-from subtok.training.corpus import sorted_items, split_into_words
+from subtok.training.corpus import sorted_by_count, sorted_items, split_into_words
 from subtok.training.validity import PieceValidator
 
 LOG = logging.getLogger(__name__)
@@ -292,7 +292,7 @@ def collect_units(corpus, options) -> tuple[list[tuple[str, int]], dict[str, int
             if follower:
                 followed[word + follower] += count
         counter.clear()
-    return sorted_items(unit_counts.items()), seed_entries(followed)
+    return sorted_by_count(unit_counts), seed_entries(followed)
 
 
 def units_from_followed(followed: dict[tuple[str, str], int]) -> tuple[list[tuple[str, int]], dict[str, int]]:
@@ -304,7 +304,7 @@ def units_from_followed(followed: dict[tuple[str, str], int]) -> tuple[list[tupl
     for (word, follower), count in followed.items():
         unit_counts[word] += count
         flat[word + (follower or END)] += count
-    return sorted_items(unit_counts.items()), seed_entries(flat)
+    return sorted_by_count(unit_counts), seed_entries(flat)
 
 
 def seed_entries(followed: dict[str, int]) -> dict[str, int]:
@@ -312,6 +312,9 @@ def seed_entries(followed: dict[str, int]) -> dict[str, int]:
     U+2585 (no piece contains it), each cut part followed by U+2585."""
     entries: dict[str, int] = {}
     for key, count in followed.items():
+        if UNK_CHAR not in key:  # (the common case: nothing to cut)
+            entries[key] = entries.get(key, 0) + count
+            continue
         stretch, follower = _split_entry(key)
         if UNK_CHAR in stretch:
             pieces = stretch.split(UNK_CHAR)
@@ -517,7 +520,7 @@ def frequent_substrings(entries: dict[str, int], max_length: int, validator: Pie
     for part in _ordered(_seed_partition, tasks, total, num_threads, state):
         for piece, count in part:
             found[piece] = found.get(piece, 0) + count
-    return sorted_items(found.items())
+    return sorted_by_count(found)
 
 
 def make_seed_pieces(corpus, options, entries: dict[str, int], validator: PieceValidator,
@@ -540,7 +543,7 @@ def make_seed_pieces(corpus, options, entries: dict[str, int], validator: PieceV
     else:
         found = frequent_substrings(entries, options.max_sentencepiece_length, validator,
                                     num_threads)
-        candidates = sorted_items((s, count * len(s)) for s, count in found)[:size]
+        candidates = sorted_by_count({s: count * len(s) for s, count in found})[:size]
         seeds.extend(candidates)
     total = 0.0
     for _, value in seeds:
