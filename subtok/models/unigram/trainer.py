@@ -378,7 +378,9 @@ def _seed_partition(state: dict, pattern: str) -> list[tuple[str, int]]:
 
     Every suffix (cut to ``max_length + 2`` characters, zero-padded)
     becomes an integer: its dense character codes, most significant first,
-    then its rank in the low bits. Sorting the integers sorts the suffixes;
+    then its position in the low bits (equal suffixes keep their order, and
+    the sorted positions are read straight from the integers). Sorting the
+    integers sorts the suffixes;
     the bit length of the XOR of two neighbours gives their longest common
     prefix. A bottom-up scan of these LCPs enumerates the LCP intervals,
     i.e. the internal nodes of the suffix tree, with their depth.
@@ -388,19 +390,18 @@ def _seed_partition(state: dict, pattern: str) -> list[tuple[str, int]]:
     leads, bits, max_length, is_valid = st["leads"], st["bits"], st["max_length"], st["is_valid"]
     nul_code = st["nul_code"]
     positions = array("q", map(re.Match.start, re.finditer(pattern, scan)))
-    count = len(positions)
-    if count < 2:
+    if len(positions) < 2:
         return []
     width = max_length + 2          # characters per key
     unit = bits // 8                # bytes per character
     span = width * unit
-    id_bits = count.bit_length()
+    id_bits = positions[-1].bit_length()  # (the positions are ascending)
     from_bytes = int.from_bytes
-    keys = [(from_bytes(encoded[p * unit:p * unit + span], "big") << id_bits) | n
-            for n, p in enumerate(positions)]
+    keys = [(from_bytes(encoded[p * unit:p * unit + span], "big") << id_bits) | p
+            for p in positions]
     keys.sort()
     id_mask = (1 << id_bits) - 1
-    positions = array("q", map(positions.__getitem__, map(id_mask.__and__, keys)))
+    positions = array("q", map(id_mask.__and__, keys))
     try:
         cumulative = array("q", accumulate(map(weight_at.__getitem__, positions), initial=0))
     except OverflowError:  # counts beyond 64 bits (count files can give any)
