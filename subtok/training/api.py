@@ -92,7 +92,7 @@ def train(input: Any = None, model_prefix: str | os.PathLike | None = None, *,
     if lines is None:
         from subtok.training import counts  # subtok count's files (told by their header)
         corpus = (counts.load_counted_corpus(opts, progress) if counts.is_count_input(opts)
-                  else load_corpus(opts, progress, lines))
+                  else load_corpus(opts, progress, lines, defer=True))
     else:
         corpus = load_corpus(opts, progress, lines)
     corpus.consumable = True  # nobody else sees it: the trainer may free what it has taken

@@ -35,11 +35,14 @@ the distinct words (or sentences) with counts (``Corpus.units``), counted
 in the chunks and masked once per distinct unit, and the characters are
 counted from those. A large corpus without kept sentences is loaded in a
 forked child (:func:`subtok.parallel.run_in_child`), so the trainer starts
-from a clean heap.
+from a clean heap; one with kept sentences can be deferred
+(``load_corpus(..., defer=True)``, ``Corpus.load``) for the trainer to
+read in a child of its own.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import random
@@ -180,6 +183,11 @@ class Corpus:
     #: True when the trainer owns the corpus (:func:`subtok.training.api.train`):
     #: it may then drop ``units`` once it has taken what it needs.
     consumable: bool = False
+    #: A deferred corpus (``load_corpus(..., defer=True)``): nothing read
+    #: yet, ``sentences`` and ``alphabet`` empty; calling ``load`` reads
+    #: the input and returns the loaded corpus, in the process that calls
+    #: it (the unigram trainer calls it in a forked child). None otherwise.
+    load: Callable[[], "Corpus"] | None = None
 
     def meta_by_id(self) -> dict[int, tuple[str, int]]:
         return dict(zip(self.meta_ids, self.meta))
@@ -871,18 +879,30 @@ def sorted_by_count(counts: dict[str, int]) -> list[tuple[str, int]]:
 
 
 def load_corpus(options: TrainerOptions, progress: Progress | None = None,
-                lines: Iterable | None = None) -> Corpus:
+                lines: Iterable | None = None, *, defer: bool = False) -> Corpus:
     """Read, select, normalize and mask the training sentences (``LoadSentences``).
 
     ``lines`` (an iterable of str or bytes) replaces ``options.input``.
     Only unigram keeps ``Corpus.sentences``; for the other model types only
     ``Corpus.units`` is filled (None for CHAR): the distinct units the
     model type trains on (:func:`training_units`), which is much smaller.
+
+    ``defer``: a large input file whose sentences are kept (unigram) is not
+    read here; the corpus returned has only its meta pieces and
+    ``Corpus.load``, which reads it. The caller can then read the
+    sentences in a child process that keeps them, so that they never
+    exist in this one.
     """
     progress = progress or Progress(False, options.minloglevel)
     keep_sentences = options.model_type_name == "unigram"
-    if (not keep_sentences and lines is None and "-" not in options.input
-            and sum(map(_file_size, options.input)) >= LOAD_IN_CHILD_MIN_BYTES):
+    large = (lines is None and "-" not in options.input
+             and sum(map(_file_size, options.input)) >= LOAD_IN_CHILD_MIN_BYTES)
+    if defer and keep_sentences and large:
+        meta = build_meta(options)  # (its errors come now, as without defer)
+        return Corpus(sentences=[], alphabet={}, meta=[(piece, kind) for _, piece, kind in meta],
+                      meta_ids=[i for i, _, _ in meta],
+                      load=functools.partial(_load_corpus, options, progress, lines, True))
+    if not keep_sentences and large:
         # Load in a forked child and take back only the result: the
         # trainer then starts from a small, unfragmented heap instead of
         # the garbage of the reading and counting.

@@ -110,6 +110,24 @@ def test_unigram_training_is_deterministic_across_threads(tmp_path, monkeypatch)
 
 
 @needs_data
+def test_deferred_corpus_trains_as_a_loaded_one(monkeypatch):
+    """A deferred corpus (read by the trainer in a child, as api.train has
+    it for large files) gives the pieces and alphabet of the loaded one."""
+    from subtok.models.unigram import trainer as unigram
+    from subtok.training import corpus as corpus_module
+    from subtok.training.spec import TrainerOptions
+    monkeypatch.setattr(corpus_module, "LOAD_IN_CHILD_MIN_BYTES", 0)
+    options = TrainerOptions.from_kwargs(input=[str(CORPORA_DIR / "ja.txt")],
+                                         model_type="unigram", vocab_size=2000, num_threads=1)
+    deferred = corpus_module.load_corpus(options, defer=True)
+    assert deferred.load is not None and not deferred.sentences and not deferred.alphabet
+    loaded = corpus_module.load_corpus(options)
+    assert loaded.load is None and loaded.sentences
+    assert unigram.train(deferred, options) == unigram.train(loaded, options)
+    assert deferred.alphabet == loaded.alphabet and deferred.meta == loaded.meta
+
+
+@needs_data
 def test_progress_reports_em_steps():
     from subtok.models.unigram import trainer as unigram
     from subtok.training.corpus import load_corpus

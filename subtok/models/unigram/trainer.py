@@ -26,6 +26,12 @@ When the trainer owns the corpus, the units and the seeds are computed
 in a forked child, and the sentences are dropped: the EM workers are
 forked later from this process, whose heap then never held the seed
 search's garbage (see docs/performance.md, the unigram trainer's memory).
+A deferred corpus (``Corpus.load``: a large input file, as
+:func:`subtok.training.api.train` loads it) is read and counted in one
+child, which returns the units and seed entries, and the seeds are
+searched in a second child forked from this process: the sentences never
+exist here, and the seed search's workers do not inherit the pages they
+left.
 
 Lattices. The algorithms over them (nodes, forward/backward, Viterbi) are
 in :mod:`subtok.models.unigram.lattice`, the piece table in
@@ -71,7 +77,7 @@ import time
 from array import array
 from collections import Counter
 from collections.abc import Iterator
-from itertools import accumulate, islice, repeat
+from itertools import accumulate, chain, islice, repeat
 from operator import add, xor
 
 from subtok.errors import TrainerError
@@ -82,7 +88,7 @@ from subtok.models.unigram.trie import index_table
 from subtok.parallel import (PersistentWorkers, chunk_bounds, ordered_map, run_in_child,
                              worker_count)
 from subtok.symbols import SPACE_SYMBOL, UNK_CHAR
-from subtok.training.corpus import sorted_items, split_into_words
+from subtok.training.corpus import sorted_by_count, sorted_items, split_into_words
 from subtok.training.validity import PieceValidator
 
 LOG = logging.getLogger(__name__)
@@ -286,7 +292,7 @@ def collect_units(corpus, options) -> tuple[list[tuple[str, int]], dict[str, int
             if follower:
                 followed[word + follower] += count
         counter.clear()
-    return sorted_items(unit_counts.items()), seed_entries(followed)
+    return sorted_by_count(unit_counts), seed_entries(followed)
 
 
 def units_from_followed(followed: dict[tuple[str, str], int]) -> tuple[list[tuple[str, int]], dict[str, int]]:
@@ -298,7 +304,7 @@ def units_from_followed(followed: dict[tuple[str, str], int]) -> tuple[list[tupl
     for (word, follower), count in followed.items():
         unit_counts[word] += count
         flat[word + (follower or END)] += count
-    return sorted_items(unit_counts.items()), seed_entries(flat)
+    return sorted_by_count(unit_counts), seed_entries(flat)
 
 
 def seed_entries(followed: dict[str, int]) -> dict[str, int]:
@@ -306,6 +312,9 @@ def seed_entries(followed: dict[str, int]) -> dict[str, int]:
     U+2585 (no piece contains it), each cut part followed by U+2585."""
     entries: dict[str, int] = {}
     for key, count in followed.items():
+        if UNK_CHAR not in key:  # (the common case: nothing to cut)
+            entries[key] = entries.get(key, 0) + count
+            continue
         stretch, follower = _split_entry(key)
         if UNK_CHAR in stretch:
             pieces = stretch.split(UNK_CHAR)
@@ -369,7 +378,9 @@ def _seed_partition(state: dict, pattern: str) -> list[tuple[str, int]]:
 
     Every suffix (cut to ``max_length + 2`` characters, zero-padded)
     becomes an integer: its dense character codes, most significant first,
-    then its rank in the low bits. Sorting the integers sorts the suffixes;
+    then its position in the low bits (equal suffixes keep their order, and
+    the sorted positions are read straight from the integers). Sorting the
+    integers sorts the suffixes;
     the bit length of the XOR of two neighbours gives their longest common
     prefix. A bottom-up scan of these LCPs enumerates the LCP intervals,
     i.e. the internal nodes of the suffix tree, with their depth.
@@ -379,19 +390,18 @@ def _seed_partition(state: dict, pattern: str) -> list[tuple[str, int]]:
     leads, bits, max_length, is_valid = st["leads"], st["bits"], st["max_length"], st["is_valid"]
     nul_code = st["nul_code"]
     positions = array("q", map(re.Match.start, re.finditer(pattern, scan)))
-    count = len(positions)
-    if count < 2:
+    if len(positions) < 2:
         return []
     width = max_length + 2          # characters per key
     unit = bits // 8                # bytes per character
     span = width * unit
-    id_bits = count.bit_length()
+    id_bits = positions[-1].bit_length()  # (the positions are ascending)
     from_bytes = int.from_bytes
-    keys = [(from_bytes(encoded[p * unit:p * unit + span], "big") << id_bits) | n
-            for n, p in enumerate(positions)]
+    keys = [(from_bytes(encoded[p * unit:p * unit + span], "big") << id_bits) | p
+            for p in positions]
     keys.sort()
     id_mask = (1 << id_bits) - 1
-    positions = array("q", map(positions.__getitem__, map(id_mask.__and__, keys)))
+    positions = array("q", map(id_mask.__and__, keys))
     try:
         cumulative = array("q", accumulate(map(weight_at.__getitem__, positions), initial=0))
     except OverflowError:  # counts beyond 64 bits (count files can give any)
@@ -459,19 +469,26 @@ def frequent_substrings(entries: dict[str, int], max_length: int, validator: Pie
     if not entries:
         return []
     padding = max_length + 2
-    scan_parts = []
-    text_parts = []
+    # The paddings are shared strings, and the stretches are cut a batch
+    # at a time: no string per entry lives longer than its batch.
+    text_padding = "\uffff" * padding
+    scan_padding = {1: NUL * (1 + padding), 2: NUL * (2 + padding)}  # by follower length
+    scan_batches = []
     weight_at = array("I" if max(entries.values()) < 1 << 32 else "Q")
+    batch: list[str] = []
     for key, count in entries.items():
         stretch, follower = _split_entry(key)
-        scan_parts.append(stretch)
-        scan_parts.append(NUL * (len(follower) + padding))
-        text_parts.append(key)
-        text_parts.append("\uffff" * padding)
+        batch.append(stretch)
+        batch.append(scan_padding[len(follower)])
         weight_at.extend(repeat(count, len(key) + padding))
-    scan = "".join(scan_parts)
-    text = "".join(text_parts)
-    del scan_parts, text_parts
+        if len(batch) >= 8192:
+            scan_batches.append("".join(batch))
+            batch.clear()
+    scan_batches.append("".join(batch))
+    del batch
+    scan = "".join(scan_batches)
+    del scan_batches
+    text = text_padding.join(chain(entries, ("",)))  # every key followed by the padding
     chars = sorted(set(text) - {"\uffff"} | {NUL})
     code_of = {c: n + 1 for n, c in enumerate(chars)}   # 0 pads the keys
     leads = [-1] + [-2 if c == END else lead_byte(c) for c in chars]
@@ -504,7 +521,7 @@ def frequent_substrings(entries: dict[str, int], max_length: int, validator: Pie
     for part in _ordered(_seed_partition, tasks, total, num_threads, state):
         for piece, count in part:
             found[piece] = found.get(piece, 0) + count
-    return sorted_items(found.items())
+    return sorted_by_count(found)
 
 
 def make_seed_pieces(corpus, options, entries: dict[str, int], validator: PieceValidator,
@@ -527,7 +544,7 @@ def make_seed_pieces(corpus, options, entries: dict[str, int], validator: PieceV
     else:
         found = frequent_substrings(entries, options.max_sentencepiece_length, validator,
                                     num_threads)
-        candidates = sorted_items((s, count * len(s)) for s, count in found)[:size]
+        candidates = sorted_by_count({s: count * len(s) for s, count in found})[:size]
         seeds.extend(candidates)
     total = 0.0
     for _, value in seeds:
@@ -918,6 +935,18 @@ def _units_and_seeds(corpus, options, validator: PieceValidator) -> tuple[_UnitT
     return units, make_seed_pieces(corpus, options, entries, validator, options.num_threads)
 
 
+def _load_units(corpus, options) -> tuple[_UnitTexts, dict[str, int], dict[str, int]]:
+    """Read a deferred corpus (``Corpus.load``): its EM units (compactly),
+    seed entries and alphabet (see :func:`collect_units`)."""
+    loaded = corpus.load()
+    units, entries = collect_units(loaded, options)
+    return _UnitTexts(units), entries, loaded.alphabet
+
+
+def _seed_pieces(corpus, options, entries: dict[str, int], validator: PieceValidator) -> list:
+    return make_seed_pieces(corpus, options, entries, validator, options.num_threads)
+
+
 def train(corpus, options, progress=None) -> list[tuple[str, float]]:
     """Train a unigram model: the NORMAL pieces with scores, in output order.
 
@@ -930,7 +959,15 @@ def train(corpus, options, progress=None) -> list[tuple[str, float]]:
     try:
         validator = PieceValidator(options)
         with phase("unigram seeds") if phase else contextlib.nullcontext():
-            if getattr(corpus, "consumable", False):
+            if getattr(corpus, "load", None) is not None:
+                # The sentences are read and counted in one child, and the
+                # seeds searched in another, forked from this process: the
+                # seed search's workers then inherit a heap that never held
+                # the sentences, and neither does this one.
+                units, entries, corpus.alphabet = run_in_child(_load_units, corpus, options)
+                pieces = run_in_child(_seed_pieces, corpus, options, entries, validator)
+                del entries
+            elif getattr(corpus, "consumable", False):
                 # In a forked child: the EM workers are forked later from
                 # this process, and inherit its heap, which then never held
                 # the seed search's garbage.
