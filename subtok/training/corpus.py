@@ -26,7 +26,8 @@ short function below:
 The result is a :class:`Corpus`: what every trainer starts from.
 
 Speed and memory: files are streamed; step 4 runs over fixed chunks of
-about :data:`NORMALIZE_CHUNK_CHARS` characters, in forked worker processes
+about :data:`NORMALIZE_CHUNK_CHARS` characters (fewer for a small input,
+:func:`chunk_chars`), in forked worker processes
 (:func:`subtok.parallel.ordered_map`) when the input is large and
 ``num_threads`` > 1 (chunk results are merged in chunk order, so the
 result never depends on ``num_threads``), and counts the characters on the
@@ -48,6 +49,7 @@ import sys
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 
@@ -488,6 +490,17 @@ def meta_matcher(pieces: Iterable[str]):
 NORMALIZE_CHUNK_CHARS = 2_000_000
 #: Below this many characters the normalization pass runs in this process.
 NORMALIZE_PARALLEL_MIN_CHARS = 2_000_000
+#: A smaller input is cut into this many chunks (of at least
+#: NORMALIZE_MIN_CHUNK_CHARS): a few 2M-character chunks leave one of two
+#: workers idle for most of a chunk at the end (docs/performance.md).
+NORMALIZE_MIN_CHUNKS = 8
+NORMALIZE_MIN_CHUNK_CHARS = 250_000
+
+
+def chunk_chars(size: int) -> int:
+    """Characters per chunk of a pass over about ``size`` characters: from
+    the input's size alone, never from num_threads."""
+    return min(NORMALIZE_CHUNK_CHARS, max(NORMALIZE_MIN_CHUNK_CHARS, size // NORMALIZE_MIN_CHUNKS))
 #: From this many bytes of input files on, a corpus without kept sentences
 #: is loaded in a forked child (see :func:`load_corpus`).
 LOAD_IN_CHILD_MIN_BYTES = 2_000_000
@@ -745,7 +758,7 @@ def normalize_pass(raw: Iterable[tuple[str, int]], options: TrainerOptions,
     if size is None:
         size = sum(len(text) for text, _ in raw)
     workers = worker_count(options.num_threads) if size >= NORMALIZE_PARALLEL_MIN_CHARS else 1
-    results = ordered_map(_chunk_job, chunks(raw, _text_size, NORMALIZE_CHUNK_CHARS), workers,
+    results = ordered_map(_chunk_job, chunks(raw, _text_size, chunk_chars(size)), workers,
                           shared=job)
     # Streamed input has no known length: the reading bar (in bytes, with
     # a total) then shows the progress of both.
@@ -785,7 +798,7 @@ def unit_count_chunks(raw: Iterable[tuple[str, int]], options: TrainerOptions,
     training pass, so the units are exactly the ones a trainer sees."""
     job = _make_job(options, meta, units, False, normalizer)
     workers = worker_count(options.num_threads) if size >= NORMALIZE_PARALLEL_MIN_CHARS else 1
-    results = ordered_map(_chunk_job, chunks(raw, _text_size, NORMALIZE_CHUNK_CHARS), workers,
+    results = ordered_map(_chunk_job, chunks(raw, _text_size, chunk_chars(size)), workers,
                           shared=job)
     with closing(results):
         for chunk_size, _, _, chunk_units, nonempty in results:
@@ -871,10 +884,12 @@ def sorted_by_count(counts: dict[str, int]) -> list[tuple[str, int]]:
 
 
 def load_corpus(options: TrainerOptions, progress: Progress | None = None,
-                lines: Iterable | None = None) -> Corpus:
+                lines: Iterable | None = None, meanwhile: Callable[[], Any] | None = None) -> Corpus:
     """Read, select, normalize and mask the training sentences (``LoadSentences``).
 
     ``lines`` (an iterable of str or bytes) replaces ``options.input``.
+    ``meanwhile()`` (e.g. importing the trainer) runs once, in this process
+    while a forked child loads, or before loading when no child does.
     Only unigram keeps ``Corpus.sentences``; for the other model types only
     ``Corpus.units`` is filled (None for CHAR): the distinct units the
     model type trains on (:func:`training_units`), which is much smaller.
@@ -886,7 +901,10 @@ def load_corpus(options: TrainerOptions, progress: Progress | None = None,
         # Load in a forked child and take back only the result: the
         # trainer then starts from a small, unfragmented heap instead of
         # the garbage of the reading and counting.
-        return run_in_child(_load_corpus, options, progress, lines, keep_sentences)
+        return run_in_child(_load_corpus, options, progress, lines, keep_sentences,
+                            meanwhile=meanwhile)
+    if meanwhile is not None:
+        meanwhile()
     return _load_corpus(options, progress, lines, keep_sentences)
 
 
