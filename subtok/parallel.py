@@ -450,7 +450,7 @@ def run_in_child(func: Callable, *args: Any, meanwhile: Callable[[], Any] | None
     pickled, its exception as a task's does (see the module's docstring).
     The parent's heap then never holds the garbage the computation leaves
     (e.g. corpus reading before training). Without fork, it runs here.
-    ``meanwhile()`` runs in this process while the child computes (before
+    ``meanwhile()`` runs in this process while the child computes (after
     ``func`` without fork): work the caller needs next, done while this
     process would only wait; its exception is raised once the child is
     done.
@@ -460,9 +460,10 @@ def run_in_child(func: Callable, *args: Any, meanwhile: Callable[[], Any] | None
     worker: a large result would otherwise exist twice at the child's peak.
     """
     if not hasattr(os, "fork"):
+        result = func(*args)
         if meanwhile is not None:
             meanwhile()
-        return func(*args)
+        return result
     import pickle  # before the fork: the child pickles its result with it
     sys.stdout.flush()
     sys.stderr.flush()

@@ -889,7 +889,8 @@ def load_corpus(options: TrainerOptions, progress: Progress | None = None,
 
     ``lines`` (an iterable of str or bytes) replaces ``options.input``.
     ``meanwhile()`` (e.g. importing the trainer) runs once, in this process
-    while a forked child loads, or before loading when no child does.
+    while a forked child loads, or after loading when no child does (so
+    that a corpus found empty or bad never pays for it).
     Only unigram keeps ``Corpus.sentences``; for the other model types only
     ``Corpus.units`` is filled (None for CHAR): the distinct units the
     model type trains on (:func:`training_units`), which is much smaller.
@@ -903,9 +904,10 @@ def load_corpus(options: TrainerOptions, progress: Progress | None = None,
         # the garbage of the reading and counting.
         return run_in_child(_load_corpus, options, progress, lines, keep_sentences,
                             meanwhile=meanwhile)
+    corpus = _load_corpus(options, progress, lines, keep_sentences)
     if meanwhile is not None:
         meanwhile()
-    return _load_corpus(options, progress, lines, keep_sentences)
+    return corpus
 
 
 def _load_corpus(options: TrainerOptions, progress: Progress, lines: Iterable | None,
