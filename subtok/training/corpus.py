@@ -53,6 +53,7 @@ from typing import Any
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 
+from subtok.collector import collector_paused
 from subtok.errors import TrainerError
 from subtok.float32 import f32
 from subtok.normalizers.charsmap import load_rules
@@ -902,8 +903,13 @@ def load_corpus(options: TrainerOptions, progress: Progress | None = None,
         # Load in a forked child and take back only the result: the
         # trainer then starts from a small, unfragmented heap instead of
         # the garbage of the reading and counting.
-        return run_in_child(_load_corpus, options, progress, lines, keep_sentences,
-                            meanwhile=meanwhile)
+        # Collector off in both processes (the child and its workers
+        # inherit it): the child builds lists of tuples by the hundred
+        # thousand and its garbage goes when it ends; this process
+        # unpickles the result, made of the same.
+        with collector_paused():
+            return run_in_child(_load_corpus, options, progress, lines, keep_sentences,
+                                meanwhile=meanwhile)
     corpus = _load_corpus(options, progress, lines, keep_sentences)
     if meanwhile is not None:
         meanwhile()

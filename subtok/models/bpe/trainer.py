@@ -47,6 +47,7 @@ import collections
 import heapq
 import itertools
 
+from subtok.collector import collector_paused
 from subtok.symbols import UNK_CHAR
 from subtok.training.corpus import Corpus, Progress, sorted_items
 from subtok.training.spec import TrainerOptions
@@ -237,6 +238,14 @@ def _walk(s: str, key: str, merged: str, i: int, f: int, w: int, gained: dict[st
 
 def train(corpus: Corpus, options: TrainerOptions, progress: Progress) -> list[tuple[str, float]]:
     """Trained NORMAL pieces with scores (merges first, then the alphabet)."""
+    # The pair statistics are lists that live to the end, made by the
+    # hundred thousand, and no cycles: the collector's passes over them
+    # would find nothing.
+    with collector_paused():
+        return _train(corpus, options, progress)
+
+
+def _train(corpus: Corpus, options: TrainerOptions, progress: Progress) -> list[tuple[str, float]]:
     words = corpus.units  # phase 1, counted while loading (corpus.training_units)
     alphabet = sorted_items(corpus.alphabet.items())
     # >= 0: load_corpus has checked len(alphabet) + len(meta) <= vocab_size.
