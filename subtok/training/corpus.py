@@ -491,10 +491,12 @@ def meta_matcher(pieces: Iterable[str]):
 NORMALIZE_CHUNK_CHARS = 2_000_000
 #: Below this many characters the normalization pass runs in this process.
 NORMALIZE_PARALLEL_MIN_CHARS = 2_000_000
-#: A smaller input is cut into this many chunks (of at least
-#: NORMALIZE_MIN_CHUNK_CHARS): a few 2M-character chunks leave one of two
-#: workers idle for most of a chunk at the end (docs/performance.md).
-NORMALIZE_MIN_CHUNKS = 8
+#: An input too small for this many NORMALIZE_CHUNK_CHARS chunks is cut
+#: into about this many (of at least NORMALIZE_MIN_CHUNK_CHARS): three
+#: 2M-character chunks of a 6 MB input left one of two workers idle for a
+#: whole chunk at the end; more chunks cost more merging of their counts
+#: (docs/performance.md).
+NORMALIZE_MIN_CHUNKS = 4
 NORMALIZE_MIN_CHUNK_CHARS = 250_000
 
 
@@ -502,6 +504,8 @@ def chunk_chars(size: int) -> int:
     """Characters per chunk of a pass over about ``size`` characters: from
     the input's size alone, never from num_threads."""
     return min(NORMALIZE_CHUNK_CHARS, max(NORMALIZE_MIN_CHUNK_CHARS, size // NORMALIZE_MIN_CHUNKS))
+
+
 #: From this many bytes of input files on, a corpus without kept sentences
 #: is loaded in a forked child (see :func:`load_corpus`).
 LOAD_IN_CHILD_MIN_BYTES = 2_000_000
