@@ -492,9 +492,9 @@ NORMALIZE_CHUNK_CHARS = 2_000_000
 #: Below this many characters the normalization pass runs in this process.
 NORMALIZE_PARALLEL_MIN_CHARS = 2_000_000
 #: An input too small for this many NORMALIZE_CHUNK_CHARS chunks is cut
-#: into about this many (of at least NORMALIZE_MIN_CHUNK_CHARS): three
-#: 2M-character chunks of a 6 MB input left one of two workers idle for a
-#: whole chunk at the end; more chunks cost more merging of their counts
+#: into about this many (of at least NORMALIZE_MIN_CHUNK_CHARS): an odd
+#: number of full chunks leaves one of two workers idle for a whole chunk
+#: at the end; more chunks cost more merging of their counts
 #: (docs/performance.md).
 NORMALIZE_MIN_CHUNKS = 4
 NORMALIZE_MIN_CHUNK_CHARS = 250_000
