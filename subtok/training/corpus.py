@@ -879,9 +879,22 @@ def mask_units(units: Counter, alphabet: dict[str, int], counts: Iterable[str]) 
 
 def sorted_by_count(counts: dict[str, int]) -> list[tuple[str, int]]:
     """Items sorted by (count desc, key asc), i.e. sentencepiece's ``Sorted``."""
-    keys = sorted(counts)  # strings compare faster alone than in (key, count) tuples
-    keys.sort(key=counts.__getitem__, reverse=True)  # stable, so keys stay ascending
-    return list(zip(keys, map(counts.__getitem__, keys)))
+    # Keys grouped by count, each group sorted alone: the strings are
+    # compared only within a group (about half the units have count 1),
+    # and compare faster alone than in (key, count) tuples.
+    groups: dict[int, list[str]] = {}
+    for key, count in counts.items():
+        group = groups.get(count)
+        if group is None:
+            groups[count] = [key]
+        else:
+            group.append(key)
+    out: list[tuple[str, int]] = []
+    for count in sorted(groups, reverse=True):
+        keys = groups[count]
+        keys.sort()
+        out.extend(zip(keys, itertools.repeat(count)))
+    return out
 
 
 # ----------------------------------------------------------------------------
