@@ -445,18 +445,25 @@ def _pass_loop(pipe, func: Callable, shared: Any, mine: range, job: Any) -> None
 # one computation
 
 
-def run_in_child(func: Callable, *args: Any) -> Any:
+def run_in_child(func: Callable, *args: Any, meanwhile: Callable[[], Any] | None = None) -> Any:
     """``func(*args)`` computed in a forked child; its result comes back
     pickled, its exception as a task's does (see the module's docstring).
     The parent's heap then never holds the garbage the computation leaves
     (e.g. corpus reading before training). Without fork, it runs here.
+    ``meanwhile()`` runs in this process while the child computes (after
+    ``func`` without fork): work the caller needs next, done while this
+    process would only wait; its exception is raised once the child is
+    done.
 
     The result is pickled straight into the pipe (never whole in the
     child's memory), which is why this is a plain fork rather than a
     worker: a large result would otherwise exist twice at the child's peak.
     """
     if not hasattr(os, "fork"):
-        return func(*args)
+        result = func(*args)
+        if meanwhile is not None:
+            meanwhile()
+        return result
     import pickle  # before the fork: the child pickles its result with it
     sys.stdout.flush()
     sys.stderr.flush()
@@ -466,9 +473,13 @@ def run_in_child(func: Callable, *args: Any) -> Any:
         os.close(read_end)
         os._exit(_child(func, args, write_end))
     os.close(write_end)
-    with os.fdopen(read_end, "rb") as handle:
-        data = handle.read()
-    _, status = os.waitpid(pid, 0)
+    try:
+        if meanwhile is not None:
+            meanwhile()
+    finally:
+        with os.fdopen(read_end, "rb") as handle:
+            data = handle.read()
+        _, status = os.waitpid(pid, 0)
     code = os.waitstatus_to_exitcode(status)
     if code or not data:
         raise SubtokError(_ended(code))

@@ -47,14 +47,13 @@ A Tokenizer read from JSON pickles as that JSON text.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 from collections.abc import Iterable
 from itertools import chain
 from operator import itemgetter
 from pathlib import Path
 
 from subtok.added_vocabulary import AddedVocabulary
+from subtok.collector import collector_paused
 from subtok.encoding import Encoding
 from subtok.errors import ModelFileError
 from subtok.formats.tokenizer_json import TokenizerParts, parse_json, read_parts
@@ -93,7 +92,8 @@ class Tokenizer:
 
     @classmethod
     def _from_text(cls, json_text: str, source: str, decoded: bool) -> Tokenizer:
-        with _collector_paused():
+        # Loading builds a few hundred thousand tuples and lists and no cycles.
+        with collector_paused():
             return cls(read_parts(parse_json(json_text, source, decoded), source), json_text, source)
 
     @classmethod
@@ -388,20 +388,6 @@ class Tokenizer:
         if with_added_tokens:
             size += sum(1 for t in self.added.ids if self.model.token_to_id(t) is None)
         return size
-
-
-@contextlib.contextmanager
-def _collector_paused():
-    """Loading builds a few hundred thousand tuples and lists and no
-    cycles; the cyclic garbage collector would walk them again and again
-    as they pile up (a fifth of olmo2's load time)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _pair(item) -> tuple:

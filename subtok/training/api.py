@@ -89,12 +89,18 @@ def train(input: Any = None, model_prefix: str | os.PathLike | None = None, *,
     normalizer_spec = opts.to_normalizer_spec()
     denormalizer_spec = opts.to_denormalizer_spec()
 
+    def prepare() -> None:
+        # What follows loading, imported while a forked child loads (this
+        # process would only wait): the trainer, the model format.
+        get_trainer(opts.model_type_name)
+        import subtok.formats.sentencepiece  # noqa: F401
+
     if lines is None:
         from subtok.training import counts  # subtok count's files (told by their header)
         corpus = (counts.load_counted_corpus(opts, progress) if counts.is_count_input(opts)
-                  else load_corpus(opts, progress, lines, defer=True))
+                  else load_corpus(opts, progress, lines, meanwhile=prepare, defer=True))
     else:
-        corpus = load_corpus(opts, progress, lines)
+        corpus = load_corpus(opts, progress, lines, meanwhile=prepare)
     corpus.consumable = True  # nobody else sees it: the trainer may free what it has taken
     trainer = get_trainer(opts.model_type_name)
     trained = trainer(corpus, opts, progress)

@@ -26,7 +26,8 @@ short function below:
 The result is a :class:`Corpus`: what every trainer starts from.
 
 Speed and memory: files are streamed; step 4 runs over fixed chunks of
-about :data:`NORMALIZE_CHUNK_CHARS` characters, in forked worker processes
+about :data:`NORMALIZE_CHUNK_CHARS` characters (fewer for a small input,
+:func:`chunk_chars`), in forked worker processes
 (:func:`subtok.parallel.ordered_map`) when the input is large and
 ``num_threads`` > 1 (chunk results are merged in chunk order, so the
 result never depends on ``num_threads``), and counts the characters on the
@@ -51,9 +52,11 @@ import sys
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 
+from subtok.collector import collector_paused
 from subtok.errors import TrainerError
 from subtok.float32 import f32
 from subtok.normalizers.charsmap import load_rules
@@ -496,6 +499,21 @@ def meta_matcher(pieces: Iterable[str]):
 NORMALIZE_CHUNK_CHARS = 2_000_000
 #: Below this many characters the normalization pass runs in this process.
 NORMALIZE_PARALLEL_MIN_CHARS = 2_000_000
+#: An input too small for this many NORMALIZE_CHUNK_CHARS chunks is cut
+#: into about this many (of at least NORMALIZE_MIN_CHUNK_CHARS): an odd
+#: number of full chunks leaves one of two workers idle for a whole chunk
+#: at the end; more chunks cost more merging of their counts
+#: (docs/performance.md).
+NORMALIZE_MIN_CHUNKS = 4
+NORMALIZE_MIN_CHUNK_CHARS = 250_000
+
+
+def chunk_chars(size: int) -> int:
+    """Characters per chunk of a pass over about ``size`` characters: from
+    the input's size alone, never from num_threads."""
+    return min(NORMALIZE_CHUNK_CHARS, max(NORMALIZE_MIN_CHUNK_CHARS, size // NORMALIZE_MIN_CHUNKS))
+
+
 #: From this many bytes of input files on, a corpus without kept sentences
 #: is loaded in a forked child (see :func:`load_corpus`).
 LOAD_IN_CHILD_MIN_BYTES = 2_000_000
@@ -753,7 +771,7 @@ def normalize_pass(raw: Iterable[tuple[str, int]], options: TrainerOptions,
     if size is None:
         size = sum(len(text) for text, _ in raw)
     workers = worker_count(options.num_threads) if size >= NORMALIZE_PARALLEL_MIN_CHARS else 1
-    results = ordered_map(_chunk_job, chunks(raw, _text_size, NORMALIZE_CHUNK_CHARS), workers,
+    results = ordered_map(_chunk_job, chunks(raw, _text_size, chunk_chars(size)), workers,
                           shared=job)
     # Streamed input has no known length: the reading bar (in bytes, with
     # a total) then shows the progress of both.
@@ -793,7 +811,7 @@ def unit_count_chunks(raw: Iterable[tuple[str, int]], options: TrainerOptions,
     training pass, so the units are exactly the ones a trainer sees."""
     job = _make_job(options, meta, units, False, normalizer)
     workers = worker_count(options.num_threads) if size >= NORMALIZE_PARALLEL_MIN_CHARS else 1
-    results = ordered_map(_chunk_job, chunks(raw, _text_size, NORMALIZE_CHUNK_CHARS), workers,
+    results = ordered_map(_chunk_job, chunks(raw, _text_size, chunk_chars(size)), workers,
                           shared=job)
     with closing(results):
         for chunk_size, _, _, chunk_units, nonempty in results:
@@ -869,9 +887,22 @@ def mask_units(units: Counter, alphabet: dict[str, int], counts: Iterable[str]) 
 
 def sorted_by_count(counts: dict[str, int]) -> list[tuple[str, int]]:
     """Items sorted by (count desc, key asc), i.e. sentencepiece's ``Sorted``."""
-    keys = sorted(counts)  # strings compare faster alone than in (key, count) tuples
-    keys.sort(key=counts.__getitem__, reverse=True)  # stable, so keys stay ascending
-    return list(zip(keys, map(counts.__getitem__, keys)))
+    # Keys grouped by count, each group sorted alone: the strings are
+    # compared only within a group (about half the units have count 1),
+    # and compare faster alone than in (key, count) tuples.
+    groups: dict[int, list[str]] = {}
+    for key, count in counts.items():
+        group = groups.get(count)
+        if group is None:
+            groups[count] = [key]
+        else:
+            group.append(key)
+    out: list[tuple[str, int]] = []
+    for count in sorted(groups, reverse=True):
+        keys = groups[count]
+        keys.sort()
+        out.extend(zip(keys, itertools.repeat(count)))
+    return out
 
 
 # ----------------------------------------------------------------------------
@@ -879,10 +910,14 @@ def sorted_by_count(counts: dict[str, int]) -> list[tuple[str, int]]:
 
 
 def load_corpus(options: TrainerOptions, progress: Progress | None = None,
-                lines: Iterable | None = None, *, defer: bool = False) -> Corpus:
+                lines: Iterable | None = None, meanwhile: Callable[[], Any] | None = None, *,
+                defer: bool = False) -> Corpus:
     """Read, select, normalize and mask the training sentences (``LoadSentences``).
 
     ``lines`` (an iterable of str or bytes) replaces ``options.input``.
+    ``meanwhile()`` (e.g. importing the trainer) runs once, in this process
+    while a forked child loads, or after loading when no child does (so
+    that a corpus found empty or bad never pays for it).
     Only unigram keeps ``Corpus.sentences``; for the other model types only
     ``Corpus.units`` is filled (None for CHAR): the distinct units the
     model type trains on (:func:`training_units`), which is much smaller.
@@ -891,7 +926,8 @@ def load_corpus(options: TrainerOptions, progress: Progress | None = None,
     read here; the corpus returned has only its meta pieces and
     ``Corpus.load``, which reads it. The caller can then read the
     sentences in a child process that keeps them, so that they never
-    exist in this one.
+    exist in this one (``meanwhile`` is then not called: nothing is loaded
+    here to wait for).
     """
     progress = progress or Progress(False, options.minloglevel)
     keep_sentences = options.model_type_name == "unigram"
@@ -906,8 +942,17 @@ def load_corpus(options: TrainerOptions, progress: Progress | None = None,
         # Load in a forked child and take back only the result: the
         # trainer then starts from a small, unfragmented heap instead of
         # the garbage of the reading and counting.
-        return run_in_child(_load_corpus, options, progress, lines, keep_sentences)
-    return _load_corpus(options, progress, lines, keep_sentences)
+        # Collector off in both processes (the child and its workers
+        # inherit it): the child builds lists of tuples by the hundred
+        # thousand and its garbage goes when it ends; this process
+        # unpickles the result, made of the same.
+        with collector_paused():
+            return run_in_child(_load_corpus, options, progress, lines, keep_sentences,
+                                meanwhile=meanwhile)
+    corpus = _load_corpus(options, progress, lines, keep_sentences)
+    if meanwhile is not None:
+        meanwhile()
+    return corpus
 
 
 def _load_corpus(options: TrainerOptions, progress: Progress, lines: Iterable | None,

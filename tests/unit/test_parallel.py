@@ -191,6 +191,27 @@ def test_run_in_child_result_and_errors(no_leftovers):
         parallel.run_in_child(_die)
 
 
+def _wait_for(path):
+    """Whether ``path`` appeared within 10 s, and this process's id."""
+    deadline = time.monotonic() + 10
+    while not os.path.exists(path):
+        if time.monotonic() > deadline:
+            return False, os.getpid()
+        time.sleep(0.01)
+    return True, os.getpid()
+
+
+@forks
+def test_run_in_child_meanwhile_runs_here_while_the_child_works(no_leftovers, tmp_path):
+    flag = str(tmp_path / "flag")
+    # The child waits for a file only ``meanwhile`` (in this process) creates.
+    found, pid = parallel.run_in_child(_wait_for, flag, meanwhile=lambda: open(flag, "w").close())
+    assert found and pid != os.getpid()
+    # An exception of ``meanwhile`` is raised once the child is done (and reaped).
+    with pytest.raises(KeyError):
+        parallel.run_in_child(_pid_plus, 1, 2, meanwhile=lambda: {}["missing"])
+
+
 # ----------------------------------------------------------------------------
 # PersistentWorkers
 

@@ -47,6 +47,7 @@ import collections
 import heapq
 import itertools
 
+from subtok.collector import collector_paused
 from subtok.symbols import UNK_CHAR
 from subtok.training.corpus import Corpus, Progress, sorted_items
 from subtok.training.spec import TrainerOptions
@@ -237,6 +238,14 @@ def _walk(s: str, key: str, merged: str, i: int, f: int, w: int, gained: dict[st
 
 def train(corpus: Corpus, options: TrainerOptions, progress: Progress) -> list[tuple[str, float]]:
     """Trained NORMAL pieces with scores (merges first, then the alphabet)."""
+    # The pair statistics are lists that live to the end, made by the
+    # hundred thousand, and no cycles: the collector's passes over them
+    # would find nothing.
+    with collector_paused():
+        return _train(corpus, options, progress)
+
+
+def _train(corpus: Corpus, options: TrainerOptions, progress: Progress) -> list[tuple[str, float]]:
     words = corpus.units  # phase 1, counted while loading (corpus.training_units)
     alphabet = sorted_items(corpus.alphabet.items())
     # >= 0: load_corpus has checked len(alphabet) + len(meta) <= vocab_size.
@@ -248,13 +257,18 @@ def train(corpus: Corpus, options: TrainerOptions, progress: Progress) -> list[t
     pairs = state.pairs
     # A lazy max-heap of (-frequency, length, string, stamp, pair). Only
     # pairs with frequency >= threshold are queued when they appear; the
-    # others (most new pairs, which are rare) wait in ``pairs`` and are
-    # queued when the best queued pair falls below the threshold, which is
-    # then lowered. An unqueued pair's frequency can only fall (pairs
-    # only gain occurrences in the merge that creates them), so the heap's
-    # best is always the best of all.
+    # others (most new pairs, which are rare) wait, in ``waiting`` by the
+    # bit length of their frequency, and are queued when the best queued
+    # pair falls below the threshold, which is then lowered. An unqueued
+    # pair's frequency can only fall (pairs only gain occurrences in the
+    # merge that creates them), so the heap's best is always the best of
+    # all, and a lowered threshold only needs the buckets that can hold a
+    # frequency that high (not a scan of every pair: most stay below it
+    # to the end). The heap's order is total, so the order in which pairs
+    # are queued does not matter.
     heap: list = []
     queued: set[str] = set()
+    waiting: dict[int, list[str]] = {}
     push = heapq.heappush
     threshold = 0
 
@@ -266,8 +280,11 @@ def train(corpus: Corpus, options: TrainerOptions, progress: Progress) -> list[t
     def push_new() -> None:
         for key in state.new_pairs:
             entry = pairs.get(key)
-            if entry is not None and entry[0] >= threshold:
-                enqueue(key, entry)
+            if entry is not None:
+                if entry[0] >= threshold:
+                    enqueue(key, entry)
+                else:
+                    waiting.setdefault(entry[0].bit_length(), []).append(key)
         state.new_pairs.clear()
 
     push_new()
@@ -287,9 +304,17 @@ def train(corpus: Corpus, options: TrainerOptions, progress: Progress) -> list[t
                     progress.warning("No valid symbol found: stopped after %d merges." % len(pieces))
                     break
                 threshold = min(threshold // 2, -heap[0][0] if heap else threshold)
-                for key, entry in pairs.items():
-                    if threshold <= entry[0] and key not in queued:
-                        enqueue(key, entry)
+                # Ascending, so that a pair put back (now below the
+                # threshold) lands in a bucket already taken out.
+                for bits in sorted(b for b in waiting if 1 << b > threshold):
+                    for key in waiting.pop(bits):
+                        entry = pairs.get(key)
+                        if entry is None:
+                            continue  # left without occurrences (in ``zeros``)
+                        if entry[0] >= threshold:
+                            enqueue(key, entry)
+                        else:
+                            waiting.setdefault(entry[0].bit_length(), []).append(key)
                 continue
             neg, length, text, order, key = heapq.heappop(heap)
             entry = pairs.get(key)
