@@ -168,12 +168,6 @@ def _count_all(options: TrainerOptions, progress: Progress, lines: Iterable | No
     return total
 
 
-def sorted_by_count(counts: Counter) -> list[tuple[str, int]]:
-    """Items by count descending, then key ascending: a fixed order for a
-    trainer's words, whatever order they were counted in."""
-    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-
-
 def output_paths(prefix: str, suffixes: Iterable[str]) -> list[Path]:
     """PREFIX + each suffix, checked for writability before any training."""
     paths = [Path(prefix + suffix) for suffix in suffixes]
@@ -205,4 +199,4 @@ def train_family(options: TrainerOptions, progress: Progress, lines: Iterable | 
 
 __all__ = ["Trained", "count_pretokens", "pretoken_counter", "pretoken_count_chunks",
            "train_family", "output_paths",
-           "sorted_by_count", "counting_workers", "input_size", "SUFFIXES", "CHUNK_CHARS"]
+           "counting_workers", "input_size", "SUFFIXES", "CHUNK_CHARS"]
