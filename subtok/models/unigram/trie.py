@@ -55,7 +55,12 @@ def prefix_table(pieces: Mapping[str, P], prefix_entry: E,
     stop at a piece without probing one character further).
     """
     prefixes = proper_prefixes(pieces)
-    table: dict = dict.fromkeys(prefixes, prefix_entry)
+    # From an iterator, not the set itself: ``dict.fromkeys(a_set)`` makes
+    # a table for keys of any type, whose lookups take a reference to every
+    # key they compare. That is slower than a string-keyed table, and in a
+    # forked worker (the trainer's lattice workers) each such reference
+    # write copies the page of an inherited key.
+    table: dict = dict.fromkeys(iter(prefixes), prefix_entry)
     if entry is None:
         table.update(pieces)
     else:
