@@ -676,16 +676,18 @@ class UnitLattices:
         """Apply ``mapping``: old id -> new id, UNKNOWN or DROPPED (which map to themselves)."""
         self.ids = array("i", map(mapping.__getitem__, self.ids))
         # A dropped node adds nothing to any sum, and every later pass
-        # would walk it: the sweep (a few passes in C) pays for itself as
-        # soon as a sixteenth of the nodes are dropped.
+        # would walk it: the sweep pays for itself as soon as a sixteenth
+        # of the nodes are dropped. The mask is bytes (one per node, where
+        # a list would take a pointer per node).
         if self.ids.count(DROPPED) * 16 > len(self.ids):
-            keep = list(map(DROPPED.__ne__, self.ids))
+            keep = bytes(map(DROPPED.__ne__, self.ids))
             code = self.begins.typecode
             self.begins = array(code, compress(self.begins, keep))
             self.ends = array(code, compress(self.ends, keep))
             self.ids = array("i", compress(self.ids, keep))
-            kept = list(accumulate(keep, initial=0))  # nodes kept before each old node
-            self.offsets = array("q", map(kept.__getitem__, self.offsets))
+            offsets = self.offsets
+            counts = [keep.count(1, offsets[u], offsets[u + 1]) for u in range(len(offsets) - 1)]
+            self.offsets = array("q", accumulate(counts, initial=0))
 
 
 def populate_marginal(nodes, n: int, weight: int, probs, expected, max_length: int) -> float:

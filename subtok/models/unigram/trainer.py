@@ -841,7 +841,8 @@ def prune(pieces: list[tuple[str, float]], model: _Model, num_threads: int,
     alternatives. Pieces never used are dropped, pieces without an
     alternative kept, then candidates by loss (desc) until
     ``max(desired, shrinking_factor * size)``. Returns the pieces and the
-    Viterbi token count.
+    Viterbi token count. (``num_threads`` is not used any more: the
+    lattice workers are the only workers.)
     """
     # The search for alternatives runs here, a share after each chunk's
     # Viterbi result, while the lattice workers go on with the next chunks:
