@@ -675,11 +675,12 @@ class UnitLattices:
     def renumber(self, mapping: list[int]) -> None:
         """Apply ``mapping``: old id -> new id, UNKNOWN or DROPPED (which map to themselves)."""
         self.ids = array("i", map(mapping.__getitem__, self.ids))
-        # A dropped node adds nothing to any sum, and every later pass
-        # would walk it: the sweep pays for itself as soon as a sixteenth
-        # of the nodes are dropped. The mask is bytes (one per node, where
+        # A dropped node adds nothing to any sum, but the sweep is not
+        # cheap either: every element put in a new array is parsed like an
+        # argument (a sweep at a sixteenth dropped cost more instructions
+        # than the passes it spared). The mask is bytes (one per node, where
         # a list would take a pointer per node).
-        if self.ids.count(DROPPED) * 16 > len(self.ids):
+        if self.ids.count(DROPPED) * 4 > len(self.ids):
             keep = bytes(map(DROPPED.__ne__, self.ids))
             code = self.begins.typecode
             self.begins = array(code, compress(self.begins, keep))
