@@ -104,13 +104,15 @@ MIN_SCORE_PENALTY_DELTA = 0.0001
 #: in characters (+1 each). Chunks do not depend on num_threads, which keeps
 #: the sums identical for any count.
 EM_CHUNK_CHARS = 100_000
-#: Pieces per task of the prune's search for alternatives, by the sum of
-#: their lengths in characters times 4 (the work of each search).
+#: Pieces per task of :func:`prune_unreachable`'s full search for
+#: alternatives, by the sum of their lengths in characters times 4 (the
+#: work of each search). (The prune's search runs between the lattice
+#: workers' results, in shares of its own.)
 PRUNE_CHUNK_COST = 100_000
 #: Suffixes per partition of the seed search (bounds its memory).
 SEED_PARTITION_SUFFIXES = 100_000
 #: Below this much work in a pass (characters of the units in EM, suffixes
-#: in the seed search, the cost of the prune's pieces), worker processes
+#: in the seed search, the cost of the pieces searched), worker processes
 #: are not worth it.
 PARALLEL_MIN_WORK = 200_000
 
