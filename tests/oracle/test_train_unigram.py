@@ -373,3 +373,41 @@ def test_cached_lattices_match_fresh_ones(monkeypatch, workers):
         fresh.close()
     assert got == want
     assert got_viterbi == want_viterbi
+
+
+def test_prune_unreachable_after_a_prune_searches_only_pieces_with_unknown_characters():
+    from subtok.models.unigram import trainer as unigram
+    # "b" is not a piece: "abc"'s alternative a + <unk> + c (6 - 11 + 6)
+    # beats its own -1, so the search must look at it; "ac"'s characters
+    # are pieces, and "ca" loses to c + a: both stay searched or not.
+    pieces = [("a", 6.0), ("c", 6.0), ("abc", -1.0), ("ac", -1.0), ("ca", 20.0)]
+    full = unigram.prune_unreachable(pieces)
+    assert [p for p, _ in full] == ["a", "c", "ca"]
+    assert unigram.prune_unreachable(pieces, pruned=True) == [
+        ("a", 6.0), ("c", 6.0), ("ac", -1.0), ("ca", 20.0)]
+
+
+@needs_data
+def test_prune_unreachable_after_a_prune_is_the_full_search(monkeypatch):
+    """What :func:`prune` keeps, the full search and the shortcut agree on."""
+    from subtok.models.unigram import trainer as unigram
+    from subtok.training.corpus import load_corpus
+    from subtok.training.spec import TrainerOptions
+    from subtok.training.validity import PieceValidator
+    lines = (CORPORA_DIR / "botchan.txt").read_text(encoding="utf-8").split("\n")[:400]
+    options = TrainerOptions.from_kwargs(model_type="unigram", vocab_size=300)
+    corpus = load_corpus(options, lines=lines)
+    units, entries = unigram.collect_units(corpus, options)
+    pieces = unigram.make_seed_pieces(corpus, options, entries, PieceValidator(options))
+    lattices = unigram._LatticeRunner(units, 1)
+    try:
+        for _ in range(2):
+            expected, _ = unigram.run_e_step(unigram._Model(pieces), pieces, lattices)
+            pieces = unigram.run_m_step(pieces, expected)
+        # a prune that drops a character, so the shortcut has suspects
+        pieces, _ = unigram.prune(pieces, unigram._Model(pieces), 1, lattices, 300, 0.5)
+    finally:
+        lattices.close()
+    singles = {p for p, _ in pieces if len(p) == 1}
+    assert any(not singles.issuperset(p) for p, _ in pieces)
+    assert unigram.prune_unreachable(pieces, pruned=True) == unigram.prune_unreachable(pieces)

@@ -75,6 +75,7 @@ import math
 import re
 import time
 from array import array
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterator
 from itertools import accumulate, chain, islice, repeat
@@ -109,13 +110,15 @@ MIN_SCORE_PENALTY_DELTA = 0.0001
 #: in characters (+1 each). Chunks do not depend on num_threads, which keeps
 #: the sums identical for any count.
 EM_CHUNK_CHARS = 100_000
-#: Pieces per task of the prune's search for alternatives, by the sum of
-#: their lengths in characters times 4 (the work of each search).
+#: Pieces per task of :func:`prune_unreachable`'s full search for
+#: alternatives, by the sum of their lengths in characters times 4 (the
+#: work of each search). (The prune's search runs between the lattice
+#: workers' results, in shares of its own.)
 PRUNE_CHUNK_COST = 100_000
 #: Suffixes per partition of the seed search (bounds its memory).
 SEED_PARTITION_SUFFIXES = 100_000
 #: Below this much work in a pass (characters of the units in EM, suffixes
-#: in the seed search, the cost of the prune's pieces), worker processes
+#: in the seed search, the cost of the pieces searched), worker processes
 #: are not worth it.
 PARALLEL_MIN_WORK = 200_000
 
@@ -675,10 +678,9 @@ class _UnitTexts:
         self.lengths = array("q", (len(text) for text, _ in units))
         self.weights = array("q", (weight for _, weight in units))
 
-    def texts(self, lo: int, hi: int) -> list[str]:
-        """The texts of units ``lo..hi-1``."""
+    def texts(self, lo: int, hi: int, start: int) -> list[str]:
+        """The texts of units ``lo..hi-1``; ``start`` is where unit ``lo`` begins in :attr:`text`."""
         text = self.text
-        start = sum(self.lengths[:lo])
         out = []
         for length in self.lengths[lo:hi]:
             out.append(text[start:start + length])
@@ -702,6 +704,10 @@ class _LatticeRunner:
         if not isinstance(units, _UnitTexts):
             units = _UnitTexts(units)
         self.chunks = chunk_bounds(units.lengths, _length_cost, EM_CHUNK_CHARS)
+        # Where each chunk's first unit begins in the joined text.
+        starts = [0]
+        for lo, hi in self.chunks[:-1]:
+            starts.append(starts[-1] + sum(units.lengths[lo:hi]))
         self.total_chars = sum(map(_length_cost, units.lengths))
         self.total_weight = sum(units.weights)
         self.count = len(units.lengths)
@@ -709,7 +715,7 @@ class _LatticeRunner:
         if self.total_chars >= PARALLEL_MIN_WORK:
             workers = worker_count(num_threads, len(self.chunks))
         self.workers = PersistentWorkers(_do_chunk, len(self.chunks), workers,
-                                         shared=(units, self.chunks))
+                                         shared=(units, self.chunks, starts))
         self.pieces: list[str] = []  # what the lattices' piece ids refer to
 
     def _mapping(self, pieces: list[tuple[str, float]]) -> list[int]:
@@ -733,7 +739,7 @@ class _LatticeRunner:
             if kind == "expected":
                 job = ("expected", mapping, model.probs + [0.0, model.unk_prob], model.max_length)
             else:
-                job = ("viterbi", mapping, model.scores + [-math.inf, model.unk_score])
+                job = ("viterbi", mapping, model.node_scores)
         self.pieces = [p for p, _ in pieces]
         return self.workers.run(job)
 
@@ -744,12 +750,13 @@ class _LatticeRunner:
 
 def _do_chunk(shared: tuple, store: dict, number: int, job: tuple):
     """One job on chunk ``number`` (building it first if needed): its result."""
-    units, chunks = shared
+    units, chunks, starts = shared
     kind = job[0]
     lo, hi = chunks[number]
     if kind == "build":
         model = job[1]
-        store[number] = lattices = UnitLattices(units.texts(lo, hi), model.table)
+        store[number] = lattices = UnitLattices(units.texts(lo, hi, starts[number]),
+                                                model.table)
         probs = model.probs + [0.0, model.unk_prob]
         max_length = model.max_length
         kind = "expected"
@@ -819,6 +826,16 @@ def _piece_cost(entry: tuple[str, float]) -> int:
     return len(entry[0]) * 4
 
 
+def _piece_ranges(pieces: list[tuple[str, float]], parts: int) -> list[tuple[int, int]]:
+    """``pieces`` cut into ``parts`` consecutive ranges of about equal
+    :func:`_piece_cost` (the prune's share of each lattice chunk)."""
+    cumulative = list(accumulate(map(_piece_cost, pieces)))
+    total = cumulative[-1] if cumulative else 0
+    cuts = [0] + [bisect_left(cumulative, total * k // parts) for k in range(1, parts)]
+    cuts.append(len(pieces))
+    return list(zip(cuts, cuts[1:]))
+
+
 def _alternatives(model: _Model, pieces: list[tuple[str, float]], num_threads: int) -> list:
     """:func:`piece_alternatives` of every piece, in chunks of pieces (in
     worker processes when they are many)."""
@@ -843,14 +860,24 @@ def prune(pieces: list[tuple[str, float]], model: _Model, num_threads: int,
     alternatives. Pieces never used are dropped, pieces without an
     alternative kept, then candidates by loss (desc) until
     ``max(desired, shrinking_factor * size)``. Returns the pieces and the
-    Viterbi token count.
+    Viterbi token count. (``num_threads`` is not used any more: the
+    lattice workers are the only workers.)
     """
-    alternatives = _alternatives(model, pieces, num_threads)
+    # The search for alternatives runs here, a share after each chunk's
+    # Viterbi result, while the lattice workers go on with the next chunks:
+    # no other worker is forked for it (see docs/performance.md, d19em).
+    model.table  # built once, before the lattice pass
+    ranges = _piece_ranges(pieces, max(1, len(lattices.chunks)))
     freq = [0.0] * model.size
     tokens = 0
-    for part, count in lattices.run("viterbi", model, pieces):
+    alternatives: list = []
+    for number, (part, count) in enumerate(lattices.run("viterbi", model, pieces)):
         freq = list(map(add, freq, part))
         tokens += count
+        lo, hi = ranges[number]
+        alternatives.extend(piece_alternatives(model, pieces[i][0]) for i in range(lo, hi))
+    if not lattices.chunks:  # no unit, no chunk: nothing is used, everything goes
+        alternatives = [False] * len(pieces)
     vsum = f32(lattices.total_weight)
     total = f32(sum(f32(x) for x in freq))
     logsum = f32(math.log(total))
@@ -879,13 +906,30 @@ def prune(pieces: list[tuple[str, float]], model: _Model, num_threads: int,
     return kept, tokens
 
 
-def prune_unreachable(pieces: list[tuple[str, float]],
-                      num_threads: int = 1) -> list[tuple[str, float]]:
+def prune_unreachable(pieces: list[tuple[str, float]], num_threads: int = 1,
+                      pruned: bool = False) -> list[tuple[str, float]]:
     """Drop pieces the encoder could never output (0.2.3's ``PruneUnreachableSentencePieces``).
 
     A piece whose own string is better segmented otherwise can never be on
     a best path. (0.2.3 logs this step; its exact rule is not public.)
+
+    ``pruned``: ``pieces`` are what :func:`prune` kept, scores unchanged.
+    Then only a piece holding a character that is not a piece needs the
+    search. The prune found every kept piece reachable among a superset
+    of these pieces, with the same scores; without the dropped pieces,
+    the lattice of a piece whose characters are all pieces has a subset of
+    the nodes it had then (no unknown node: its characters were pieces then
+    too), so its best segmentation without itself can only be worse. An
+    unknown node is what can change: its score follows the lowest piece
+    score, which the prune may have raised.
     """
+    if pruned:
+        singles = {piece for piece, _ in pieces if len(piece) == 1}
+        suspects = [i for i, (piece, _) in enumerate(pieces)
+                    if len(piece) > 1 and not singles.issuperset(piece)]
+        model = _Model(pieces)
+        gone = {i for i in suspects if piece_alternatives(model, pieces[i][0]) is False}
+        return [entry for i, entry in enumerate(pieces) if i not in gone]
     verdicts = _alternatives(_Model(pieces), pieces, num_threads)
     return [entry for entry, verdict in zip(pieces, verdicts) if verdict is not False]
 
@@ -1009,7 +1053,7 @@ def train(corpus, options, progress=None) -> list[tuple[str, float]]:
                 break
         lattices.close()
         before = len(pieces)
-        pieces = prune_unreachable(pieces, options.num_threads)
+        pieces = prune_unreachable(pieces, options.num_threads, pruned=True)
         if len(pieces) != before:
             reporter.log("pruned %d unreachable pieces out of %d" % (before - len(pieces), before))
         return finalize(pieces, corpus.alphabet, options.vocab_size - len(corpus.meta))

@@ -47,15 +47,22 @@ def proper_prefixes(pieces: Iterable[str]) -> set[str]:
 
 
 def prefix_table(pieces: Mapping[str, P], prefix_entry: E,
-                 entry: Callable[[P, bool], E] | None = None) -> dict[str, E]:
+                 entry: Callable[[P, bool], E] | None = None, *,
+                 string_keyed: bool = False) -> dict[str, E]:
     """Every piece -> its entry, every other proper prefix -> ``prefix_entry``.
 
     A piece's entry is its payload, or ``entry(payload, longer)`` where
     ``longer`` says whether some piece extends it (the flag lets a walk
     stop at a piece without probing one character further).
+
+    ``dict.fromkeys(a_set)`` (the quickest build) makes a table for keys of
+    any type, whose lookups take a reference to every key they compare.
+    ``string_keyed`` builds from an iterator instead: slower to build,
+    quicker to search, and read by a forked worker without writing to the
+    inherited keys (each such write copies the key's page).
     """
     prefixes = proper_prefixes(pieces)
-    table: dict = dict.fromkeys(prefixes, prefix_entry)
+    table: dict = dict.fromkeys(iter(prefixes) if string_keyed else prefixes, prefix_entry)
     if entry is None:
         table.update(pieces)
     else:
@@ -77,7 +84,8 @@ def piece_lookup(table: Mapping[str, tuple[int, float]]) -> dict[str, tuple[int,
 def index_table(pieces: Iterable[str]) -> dict[str, int]:
     """The trainer's table: piece -> its index in ``pieces``; a prefix that
     is not a piece -> -1."""
-    return prefix_table({piece: index for index, piece in enumerate(pieces)}, -1)
+    return prefix_table({piece: index for index, piece in enumerate(pieces)}, -1,
+                        string_keyed=True)  # searched by the forked lattice workers
 
 
 def common_prefix_search(lookup: Mapping[str, tuple[int, float, bool]], text: str,
