@@ -653,13 +653,16 @@ class UnitLattices:
     the trainer's memory).
     """
 
-    def __init__(self, texts: list[str], table: dict[str, int]) -> None:
+    def __init__(self, texts: list[str], table: dict[str, int], visit=None) -> None:
+        """``visit(u, nodes)``, when given, is called with every unit's
+        nodes as soon as they are built (the first E-step runs on these
+        rather than taking them back out of the arrays)."""
         get = table.get
         longest = max(map(len, texts), default=0)
         code = "B" if longest <= 0xFF else "H" if longest <= 0xFFFF else "I"
         self.begins, self.ends, self.ids = array(code), array(code), array("i")
         self.offsets = array("q", [0])
-        for text in texts:
+        for u, text in enumerate(texts):
             nodes = populate_nodes(text, get)
             if nodes:
                 begins, ends, ids = zip(*nodes)
@@ -667,6 +670,8 @@ class UnitLattices:
                 self.ends.extend(ends)
                 self.ids.extend(ids)
             self.offsets.append(len(self.ids))
+            if visit is not None:
+                visit(u, nodes)
 
     def nodes(self, u: int) -> list[tuple[int, int, int]]:
         s, t = self.offsets[u], self.offsets[u + 1]

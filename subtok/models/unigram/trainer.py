@@ -753,24 +753,32 @@ def _do_chunk(shared: tuple, store: dict, number: int, job: tuple):
     units, chunks, starts = shared
     kind = job[0]
     lo, hi = chunks[number]
+    lengths, weights = units.lengths[lo:hi], units.weights[lo:hi]
+    total = 0.0
     if kind == "build":
         model = job[1]
-        store[number] = lattices = UnitLattices(units.texts(lo, hi, starts[number]),
-                                                model.table)
         probs = model.probs + [0.0, model.unk_prob]
         max_length = model.max_length
-        kind = "expected"
+        values = [0.0] * len(probs)
+
+        def e_step(u: int, nodes: list) -> None:
+            # The first E-step, on each unit's nodes as they are built.
+            nonlocal total
+            weight = weights[u]
+            total += weight * populate_marginal(nodes, lengths[u], weight, probs, values, max_length)
+
+        store[number] = UnitLattices(units.texts(lo, hi, starts[number]), model.table, e_step)
+        size = len(probs) - 2
+        values[0] += values[-1]  # unknown nodes count for piece 0
+        return array("d", values[:size]), total
+    lattices = store[number]
+    lattices.renumber(job[1])
+    if kind == "expected":
+        probs, max_length = job[2], job[3]
     else:
-        lattices = store[number]
-        lattices.renumber(job[1])
-        if kind == "expected":
-            probs, max_length = job[2], job[3]
-        else:
-            scores = job[2]
+        scores = job[2]
     size = len(probs if kind == "expected" else scores) - 2
     values = [0.0] * (size + 2)
-    total = 0.0
-    lengths, weights = units.lengths[lo:hi], units.weights[lo:hi]
     if kind == "expected":
         for u, (n, weight) in enumerate(zip(lengths, weights)):
             total += weight * populate_marginal(lattices.nodes(u), n, weight, probs,
