@@ -621,8 +621,8 @@ def populate_nodes(text: str, get) -> list[tuple[int, int, int]]:
     nodes = []
     append = nodes.append
     n = len(text)
-    for i in range(n):
-        k = get(text[i])
+    for i, char in enumerate(text):
+        k = get(char)
         if k is None or k < 0:
             append((i, i + 1, UNKNOWN))
             if k is None:
