@@ -18,7 +18,11 @@ is handed over as ``shared`` and reaches the workers by inheritance (it is
 an argument of the forked process); only tasks, later jobs and results
 travel, pickled, over one pipe per worker. The objects the workers
 inherit are frozen out of the garbage collector (``gc.freeze``), whose
-passes would otherwise write to, and so copy, every inherited page.
+passes would otherwise write to, and so copy, every inherited page. For
+:class:`PersistentWorkers` they stay frozen in the parent too until the
+workers stop: a full pass in the parent writes the header of every object
+it walks, and each page the parent writes is then held twice, the
+workers keeping the original.
 
 The parent sends a task only to a worker that is waiting for one, so
 neither side can block the other on a full pipe. A worker that dies (e.g.
@@ -405,8 +409,9 @@ class PersistentWorkers:
         try:
             self.team = _start(count, _pass_loop, lambda w: (
                 self.func, self.shared, range(w, self.tasks, count), job))
-        finally:
+        except BaseException:
             gc.unfreeze()
+            raise
 
     def _results(self) -> Iterator:
         done: dict[int, tuple[bool, Any]] = {}
@@ -421,6 +426,8 @@ class PersistentWorkers:
 
     def close(self) -> None:
         """Stop the workers (and drop the stores)."""
+        if self.team:
+            gc.unfreeze()
         _stop(self.team)
         self.store.clear()
 
