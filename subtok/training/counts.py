@@ -74,10 +74,12 @@ CHAR_BYTES = 1
 #: a chunk's counts arriving in the parent (the chunk's Counter and its
 #: escaped copy), and each forked normalizing worker (its chunk's lines,
 #: their normalized text and counts, and the pickle sending them back).
-#: Measured on gutenberg_en with BPE options (docs/performance.md,
-#: "Counting at scale"), rounded up.
-CHUNK_RESERVE = 64 << 20
-WORKER_RESERVE = 32 << 20
+#: Measured on gutenberg_en with BPE options and on the 2 GB corpus of
+#: bench/scale.py, where each worker peaked a little above 32 MB and the
+#: parent above its share (docs/performance.md, "Counting at scale"),
+#: rounded up with a margin.
+CHUNK_RESERVE = 80 << 20
+WORKER_RESERVE = 40 << 20
 #: Run files merged at once; past this many the runs are merged into one
 #: first (keeps the number of open files bounded).
 MAX_RUNS = 64
