@@ -405,7 +405,7 @@ def test_prune_unreachable_after_a_prune_is_the_full_search(monkeypatch):
             expected, _ = unigram.run_e_step(unigram._Model(pieces), pieces, lattices)
             pieces = unigram.run_m_step(pieces, expected)
         # a prune that drops a character, so the shortcut has suspects
-        pieces, _ = unigram.prune(pieces, unigram._Model(pieces), 1, lattices, 300, 0.5)
+        pieces, _ = unigram.prune(pieces, unigram._Model(pieces), lattices, 300, 0.5)
     finally:
         lattices.close()
     singles = {p for p, _ in pieces if len(p) == 1}

@@ -856,7 +856,7 @@ def _alternatives(model: _Model, pieces: list[tuple[str, float]], num_threads: i
     return verdicts
 
 
-def prune(pieces: list[tuple[str, float]], model: _Model, num_threads: int,
+def prune(pieces: list[tuple[str, float]], model: _Model,
           lattices: "_LatticeRunner", desired: int,
           shrinking_factor: float) -> tuple[list[tuple[str, float]], int]:
     """Keep the pieces whose removal would cost the most (``PruneSentencePieces``).
@@ -868,8 +868,7 @@ def prune(pieces: list[tuple[str, float]], model: _Model, num_threads: int,
     alternatives. Pieces never used are dropped, pieces without an
     alternative kept, then candidates by loss (desc) until
     ``max(desired, shrinking_factor * size)``. Returns the pieces and the
-    Viterbi token count. (``num_threads`` is not used any more: the
-    lattice workers are the only workers.)
+    Viterbi token count. The lattice workers are the only workers.
     """
     # The search for alternatives runs here, a share after each chunk's
     # Viterbi result, while the lattice workers go on with the next chunks:
@@ -1051,8 +1050,7 @@ def train(corpus, options, progress=None) -> list[tuple[str, float]]:
                              % (sub_iter, len(pieces), objective, time.time() - started), step=True)
             model = _Model(pieces)
             before = len(pieces)
-            pieces, tokens = prune(pieces, model, options.num_threads, lattices, desired,
-                                   options.shrinking_factor)
+            pieces, tokens = prune(pieces, model, lattices, desired, options.shrinking_factor)
             del model
             reporter.log("prune size=%d->%d num_tokens=%d num_tokens/piece=%g (%.1fs)"
                          % (before, len(pieces), tokens, tokens / max(1, before),
