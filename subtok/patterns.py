@@ -76,6 +76,7 @@ def _translated(pattern: str, operators: bool = False) -> tuple[str, bool]:
     atom: int | None = None  # where the last atom outside classes starts in out
     class_start = 0
     groups: list[int] = []
+    captured = 0  # capturing groups opened so far (for relative back-references)
     while i < len(pattern):
         char = pattern[i]
         if not in_class:
@@ -99,6 +100,8 @@ def _translated(pattern: str, operators: bool = False) -> tuple[str, bool]:
                 continue
             elif char == "(":
                 groups.append(len(out))
+                if _CAPTURING.match(pattern, i):
+                    captured += 1
             elif char == ")":
                 atom = groups.pop() if groups else None
                 out.append(char)
@@ -128,7 +131,7 @@ def _translated(pattern: str, operators: bool = False) -> tuple[str, bool]:
                 out.append(escape)
                 i += 2
                 continue
-            other = _other_escape(pattern, i, bool(in_class))
+            other = _other_escape(pattern, i, bool(in_class), captured)
             if other is not None:
                 text, i = other
                 out.append(text)
@@ -208,19 +211,21 @@ _LITERAL_LETTERS = frozenset("ijklmoquxEFIJLQTUV")
 _CONTROL = regex.compile(r"\\(?:c|C-)(.)", regex.DOTALL)
 _OCTAL = regex.compile(r"\\o\{([0-7]+)\}")
 _BACKREF = regex.compile(r"\\k<(-?\d+|\w+)>")
-#: A capturing group's opening: "(" not followed by "?", or a named group
-#: ("(?<name>", "(?P<name>"; not the look-behinds "(?<=", "(?<!").
-_GROUP_OPENING = regex.compile(r"(?<!\\)\((?:(?!\?)|\?P?<(?![=!]))")
+#: At a "(" outside a class: a capturing group's opening, "(" not followed
+#: by "?", or a named group ("(?<name>", "(?P<name>"; not the look-behinds
+#: "(?<=", "(?<!").
+_CAPTURING = regex.compile(r"\((?:(?!\?)|\?P?<(?![=!]))")
 
 
-def _other_escape(pattern: str, i: int, in_class: bool) -> tuple[str, int] | None:
+def _other_escape(pattern: str, i: int, in_class: bool, captured: int) -> tuple[str, int] | None:
     """The regex text of an Oniguruma escape at ``pattern[i]`` that regex
     reads otherwise, and where the escape ends; None for the others.
     ``\\uHHHH`` and ``\\xHH`` are taken whole (a count after them applies
     to the character); ``\\e`` is ESC, ``\\cX``/``\\C-X`` control
     characters, ``\\o{..}`` octal, ``\\N`` not a newline, ``\\O`` any
-    character, ``\\k<name>`` a back-reference; other letters in
-    ``_LITERAL_LETTERS`` are themselves."""
+    character, ``\\k<name>`` a back-reference (``\\k<-n>``: the n-th of
+    the ``captured`` groups opened before it, counting back); other
+    letters in ``_LITERAL_LETTERS`` are themselves."""
     escape = pattern[i + 1]
     digits = _HEX_DIGITS.get(escape)
     if digits and i + 2 + digits <= len(pattern) and _HEX_RUN.fullmatch(pattern, i + 2, i + 2 + digits):
@@ -245,7 +250,7 @@ def _other_escape(pattern: str, i: int, in_class: bool) -> tuple[str, int] | Non
     if found:
         name = found.group(1)
         if name.startswith("-"):  # relative: the n-th group opened before this point
-            name = str(len(_GROUP_OPENING.findall(pattern, 0, i)) + 1 - int(name[1:]))
+            name = str(captured + 1 - int(name[1:]))
         return ("(?P=%s)" % name if not name.isdigit() else "\\" + name), found.end()
     if escape in _LITERAL_LETTERS:
         return escape, i + 2

@@ -606,7 +606,8 @@ ONIG_PATTERNS = [BLOOM_PATTERN, "[a-z&&[^aeiou]]+", "[a[^b]]+", "[\\w&&\\D]+", "
                  "\\pL+", "\\PL+", "[[:digit:]]+", "[[:alnum:]]+", "[[:punct:]]+", "[[:word:]]+",
                  "[[:xdigit:]]+", "\\w+", "[\\w'-]+", "\\w+|[^\\w\\s]+", "\\W+", "[\\W]+", "[^\\W\\d]+",
                  "\\b", "\\B", "\\b\\w+\\b", "\\e", "\\cA", "\\C-a", "\\o{101}", "[\\e\\a]+",
-                 "(?<n>a)\\k<n>", "(a)\\k<-1>", "(a)(b)\\k<-2>", "\\x4", "\\x41{2}+", "\\N+", "\\O", "\\q", "\\k", "\\E+"]
+                 "(?<n>a)\\k<n>", "(a)\\k<-1>", "(a)(b)\\k<-2>",
+                 "[(]?(a)\\k<-1>", "\\\\?(a)\\k<-1>", "\\x4", "\\x41{2}+", "\\N+", "\\O", "\\q", "\\k", "\\E+"]
 ONIG_TEXT = ("hello, world (x|y) [a] ok\u2026yes a+,-b ab12cd abcb ]]x^-~~||&&z [:alpha:] 09 "
              "\u00df SS \u1e9e ss \u017f 'S 'T 'rE aaaaa b aa years 1800 and 1234567 abab a{,} x{} "
              "a{ 2} {3} it's  \n\n x  pLLL xpL 12\u06634 \uff10\uff19 \u216b ab\u200cc\u200dd "
