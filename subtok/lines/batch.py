@@ -196,7 +196,7 @@ class LineDecoder(PerLine):
             raise DecodeError("unknown input format: %s" % input_format)
         self.processor = processor
         self.ids = input_format == "id"
-        self.options = parse_extra_options(extra_options, processor.vocab)
+        self.options = parse_extra_options(extra_options, processor.vocab, DecodeError)
 
     def __call__(self, line: bytes, number: int = 1) -> bytes:
         fields = [f for f in _text(line).split(" ") if f]

@@ -36,23 +36,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from subtok.errors import EncodeError, SubtokError
-from subtok.postprocessors.sentencepiece import EXTRA_OPTIONS
+from subtok.postprocessors.sentencepiece import split_extra_options
 #: Special tokens that start a text, most specific first.
 BOS_NAMES = ("<s>", "<|begin_of_text|>", "<|startoftext|>", "<bos>", "<|endoftext|>")
 #: Special tokens that end one.
 EOS_NAMES = ("</s>", "<|end_of_text|>", "<|endoftext|>", "<eos>")
 
 Token = tuple[str, int]  # (token string, id)
-
-
-def parse_options(text: str, error: type[SubtokError] = EncodeError) -> list[str]:
-    """The ":"-separated options, empty ones dropped (as spm does); an
-    unknown one is an ``error`` (``DecodeError`` for a decoder's)."""
-    options = [o for o in text.split(":") if o] if text else []
-    for option in options:
-        if option not in EXTRA_OPTIONS:
-            raise error('option "%s" is not available.' % option)
-    return options
 
 
 def template_ends(tokenizer) -> tuple[Token | None, Token | None]:
@@ -82,7 +72,7 @@ class ExtraOptions:
 
     def __init__(self, text: str, bos: Token | None, eos: Token | None, source: str,
                  error: type[SubtokError] = EncodeError) -> None:
-        self.options = parse_options(text, error)
+        self.options = split_extra_options(text, error)
         for option, token in (("bos", bos), ("eos", eos)):
             if option in self.options and token is None:
                 raise error("%s: --extra_options %s: the model has no %s token (none "

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from subtok.errors import EncodeError
+from subtok.errors import EncodeError, SubtokError
 from subtok.vocab import Vocabulary, byte_piece
 
 Pair = tuple[str, int]
@@ -161,16 +161,27 @@ def _utf8_length(char: str) -> int:
     return 4
 
 
-def parse_extra_options(text: str, vocab: Vocabulary) -> list[str]:
-    """Validate spm's ``--extra_options`` (``bos:eos:reverse:unk``)."""
+def split_extra_options(text: str, error: type[SubtokError] = EncodeError) -> list[str]:
+    """spm's ``--extra_options`` (``bos:eos:reverse:unk``), ":"-separated,
+    empty ones dropped (as spm does); an unknown one is an ``error``
+    (``DecodeError`` for a decoder's)."""
     options = [o for o in text.split(":") if o] if text else []
     for option in options:
         if option not in EXTRA_OPTIONS:
-            raise EncodeError('option "%s" is not available.' % option)
+            raise error('option "%s" is not available.' % option)
+    return options
+
+
+def parse_extra_options(text: str, vocab: Vocabulary,
+                        error: type[SubtokError] = EncodeError) -> list[str]:
+    """Validate spm's ``--extra_options`` for a SentencePiece vocabulary:
+    a BOS / EOS asked for must have an id."""
+    options = split_extra_options(text, error)
+    for option in options:
         if option in ("bos", "eos"):
             name = getattr(vocab.special, option + "_piece")
             if vocab.piece_to_id(name) == vocab.unk_index:
-                raise EncodeError("id for `%s` is not defined." % name)
+                raise error("id for `%s` is not defined." % name)
     return options
 
 
@@ -190,4 +201,5 @@ def apply_extra_options(pairs: list[Pair], options: list[str], vocab: Vocabulary
 
 
 __all__ = ["SentencePiecePostProcessor", "EncodedPiece", "STARTS", "ENDS", "EXTRA_OPTIONS",
-           "unknown_runs_stay_inside", "parse_extra_options", "apply_extra_options"]
+           "unknown_runs_stay_inside", "split_extra_options", "parse_extra_options",
+           "apply_extra_options"]
