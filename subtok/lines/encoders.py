@@ -9,12 +9,15 @@ usage error.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from subtok.errors import EncodeError, OptionError, SubtokError
 from subtok.formats import load_any, model_kind
-from subtok.lines.batch import LineEncoder, PerLine, SampleLineEncoder
 from subtok.lines.streams import check_readable, read_lines
-from subtok.postprocessors.extra_options import for_tiktoken, for_tokenizer
 from subtok.processor import SentencePieceProcessor
+
+if TYPE_CHECKING:
+    from subtok.lines.batch import PerLine
 
 SAMPLING_FORMATS = ("sample_piece", "sample_id", "nbest_piece", "nbest_id")
 
@@ -71,6 +74,10 @@ def line_encoder(model: str, output_format: str = "piece", extra_options: str = 
     ``generate_vocabulary`` (SentencePiece only), the plain piece encoder
     whose ``pairs`` are counted. :mod:`subtok.dask` builds the same
     encoder on its workers, so a cluster writes the same bytes."""
+    # (The encoders are imported here: decode and export-vocab import this
+    # module for its option checks alone.)
+    from subtok.lines.batch import LineEncoder, SampleLineEncoder
+    from subtok.postprocessors.extra_options import for_tiktoken, for_tokenizer
     if is_tiktoken_model(model, pattern, special_tokens):
         from subtok.lines import tiktoken_lines
         tiktoken_lines.reject_options(model, vocabulary=vocabulary,
