@@ -98,7 +98,7 @@ class MergeBPE(VocabModel):
             merges = MergeList.of_pairs(merges)
         #: The merge table's columns, checked; the table is built from them
         #: when first used (see :attr:`merges`).
-        self._merge_columns: tuple[list[int], list[int], list[int]] | None = \
+        self._merge_columns: tuple[list[int], list[int], list[int]] = \
             self._merge_ids(merges, where)
         self._byte_ids = [vocab.get("<0x%02X>" % b) for b in range(256)]
         #: (pattern, left neighbours) for cuts inside words, made on first need
@@ -211,7 +211,7 @@ class MergeBPE(VocabModel):
         for when the model only decodes or looks tokens up."""
         # The columns stay: clearing them here would race a second thread
         # building the table at once (cached_property has no lock since 3.12).
-        lefts, rights, merged = self._merge_columns  # type: ignore[misc]
+        lefts, rights, merged = self._merge_columns
         return dict(zip(zip(lefts, rights), zip(range(len(lefts)), merged)))
 
     def _merge_ids(self, merges: MergeList, where: str) -> tuple[list[int], list[int], list[int]]:
