@@ -379,7 +379,7 @@ def test_prune_unreachable_after_a_prune_searches_only_pieces_with_unknown_chara
     from subtok.models.unigram import trainer as unigram
     # "b" is not a piece: "abc"'s alternative a + <unk> + c (6 - 11 + 6)
     # beats its own -1, so the search must look at it; "ac"'s characters
-    # are pieces, and "ca" loses to c + a: both stay searched or not.
+    # are pieces, and it loses to a + c, while "ca" beats c + a.
     pieces = [("a", 6.0), ("c", 6.0), ("abc", -1.0), ("ac", -1.0), ("ca", 20.0)]
     full = unigram.prune_unreachable(pieces)
     assert [p for p, _ in full] == ["a", "c", "ca"]

@@ -883,8 +883,6 @@ def prune(pieces: list[tuple[str, float]], model: _Model,
         tokens += count
         lo, hi = ranges[number]
         alternatives.extend(piece_alternatives(model, pieces[i][0]) for i in range(lo, hi))
-    if not lattices.chunks:  # no unit, no chunk: nothing is used, everything goes
-        alternatives = [False] * len(pieces)
     vsum = f32(lattices.total_weight)
     total = f32(sum(f32(x) for x in freq))
     logsum = f32(math.log(total))
