@@ -30,6 +30,7 @@ import unicodedata
 import regex
 
 from subtok.normalizers.aligned import AlignedString, TextNormalizer
+from subtok.normalizers.charsmap import char_ranges
 from subtok.normalizers.old_unicode import assigned_9, newer_than_9
 
 _S_BASE, _L_BASE, _V_BASE, _T_BASE = 0xAC00, 0x1100, 0x1161, 0x11A7
@@ -180,17 +181,7 @@ def touchable(compat: bool, composes: bool) -> regex.Pattern:
         codes.update(ord(second) for _, second in _composites())
         codes.update(range(_V_BASE, _V_BASE + _V_COUNT))
         codes.update(range(_T_BASE + 1, _T_BASE + _T_COUNT))
-    return regex.compile("[%s]+" % "".join("\\U%08x-\\U%08x" % pair for pair in _ranges(codes)))
-
-
-def _ranges(codes: set[int]) -> list[tuple[int, int]]:
-    out: list[list[int]] = []
-    for code in sorted(codes):
-        if out and out[-1][1] + 1 == code:
-            out[-1][1] = code
-        else:
-            out.append([code, code])
-    return [(a, b) for a, b in out]
+    return regex.compile("[%s]+" % "".join("\\U%08x-\\U%08x" % pair for pair in char_ranges(map(chr, codes))))
 
 
 def _runs(text: str, compat: bool, composes: bool) -> list[tuple[int, int]]:
