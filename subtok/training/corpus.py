@@ -508,6 +508,12 @@ NORMALIZE_MIN_CHUNKS = 4
 NORMALIZE_MIN_CHUNK_CHARS = 250_000
 
 
+def normalize_workers(options: TrainerOptions, size: int) -> int:
+    """Worker processes of a normalization pass over about ``size``
+    characters (bytes, for a file not yet read)."""
+    return worker_count(options.num_threads) if size >= NORMALIZE_PARALLEL_MIN_CHARS else 1
+
+
 def chunk_chars(size: int) -> int:
     """Characters per chunk of a pass over about ``size`` characters: from
     the input's size alone, never from num_threads."""
@@ -770,7 +776,7 @@ def normalize_pass(raw: Iterable[tuple[str, int]], options: TrainerOptions,
     nonempty = total = 0
     if size is None:
         size = sum(len(text) for text, _ in raw)
-    workers = worker_count(options.num_threads) if size >= NORMALIZE_PARALLEL_MIN_CHARS else 1
+    workers = normalize_workers(options, size)
     results = ordered_map(_chunk_job, chunks(raw, _text_size, chunk_chars(size)), workers,
                           shared=job)
     # Streamed input has no known length: the reading bar (in bytes, with
@@ -810,7 +816,7 @@ def unit_count_chunks(raw: Iterable[tuple[str, int]], options: TrainerOptions,
     non-empty sentences). The chunks and their workers are those of the
     training pass, so the units are exactly the ones a trainer sees."""
     job = _make_job(options, meta, units, False, normalizer)
-    workers = worker_count(options.num_threads) if size >= NORMALIZE_PARALLEL_MIN_CHARS else 1
+    workers = normalize_workers(options, size)
     results = ordered_map(_chunk_job, chunks(raw, _text_size, chunk_chars(size)), workers,
                           shared=job)
     with closing(results):
@@ -1116,5 +1122,5 @@ def words_with_counts(corpus: Corpus, options: TrainerOptions) -> list[tuple[str
 
 
 __all__ = ["Corpus", "Progress", "load_corpus", "build_meta", "read_sentences", "select",
-           "normalize_pass", "unit_count_chunks", "count_followed", "training_units", "mask_units", "compute_alphabet", "checked_alphabet", "check_vocab_fits", "weighted_chars", "split_into_words", "count_words",
+           "normalize_pass", "normalize_workers", "unit_count_chunks", "count_followed", "training_units", "mask_units", "compute_alphabet", "checked_alphabet", "check_vocab_fits", "weighted_chars", "split_into_words", "count_words",
            "words_with_counts", "make_normalizer", "MT19937", "FileRange", "byte_ranges"]

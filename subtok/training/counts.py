@@ -47,14 +47,14 @@ from operator import itemgetter
 from typing import BinaryIO
 
 from subtok.errors import InputError, OutputError, TrainerError
-from subtok.parallel import worker_count
 from subtok.normalizers.charsmap import decode_charsmap
 from subtok.symbols import SPACE_SYMBOL
 from subtok.training import TOKENIZER_FILE_TYPES
 from subtok.training.corpus import (INT64_MAX, Corpus, Progress, build_meta, check_vocab_fits,
-                                    checked_alphabet, mask_units, mask_unknown, read_sentences,
-                                    unit_count_chunks, weighted_chars)
-from subtok.training.families import pretoken_count_chunks, pretoken_counter
+                                    checked_alphabet, mask_units, mask_unknown, normalize_workers,
+                                    read_sentences, unit_count_chunks, weighted_chars)
+from subtok.training.families import (counting_workers, input_size, pretoken_count_chunks,
+                                      pretoken_counter)
 from subtok.training.spec import TrainerOptions
 
 MAGIC = b"#subtok-counts v1 "
@@ -495,7 +495,7 @@ def count_corpus(options: TrainerOptions, table: SpillTable,
         return _count_family(options, table, progress, lines)
     units = count_units(options)
     meta = build_meta(options)
-    size = sum(os.path.getsize(p) for p in options.input if p != "-" and os.path.isfile(p))
+    size = _input_bytes(options)
     fields = shape(options, units, meta)
     sentences = nonempty = 0
     stream = read_sentences(options, progress, lines)
@@ -561,6 +561,11 @@ class _Stitch:
         return {escape_followed(self.pending, ""): self.count}
 
 
+def _input_bytes(options: TrainerOptions) -> int:
+    """Bytes of the input files (standard input counts none)."""
+    return sum(os.path.getsize(p) for p in options.input if p != "-" and os.path.isfile(p))
+
+
 def write_count_file(output: str, fields: dict, records: Iterable[tuple[bytes, int]]) -> None:
     """Header and records, published atomically."""
     from subtok.atomic import atomic_writer
@@ -577,7 +582,11 @@ def count(output: str, *, max_memory: int | str = DEFAULT_MAX_MEMORY, tmp_dir: s
     options = counting_options(**kwargs)
     limit = parse_size(max_memory) if isinstance(max_memory, str) else max_memory
     progress = progress or Progress(False, options.minloglevel)
-    workers = worker_count(options.num_threads)
+    # The workers the pass will fork, by the rule of the pass that forks them.
+    if options.model_type_name in TOKENIZER_FILE_TYPES:
+        workers = counting_workers(options, input_size(options, lines))
+    else:
+        workers = normalize_workers(options, _input_bytes(options))
     reserve = counting_reserve(workers)
     with SpillTable(limit, tmp_dir, reserve) as table:
         if table.starved and limit >= 1 << 20:
