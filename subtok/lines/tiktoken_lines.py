@@ -161,15 +161,20 @@ class TiktokenLineEncoder(PerLine):
         cache.update(zip(new, [chunk_text(chunk) if token is None else " " + self.token_text(token)
                                for chunk, token in zip(new, whole)]))
 
+    def _spaced_text(self, text: str) -> str:
+        """The output of ``text`` cut by the split pattern, with the space
+        each chunk's cached text starts with."""
+        return "".join(map(self.chunks.__getitem__, self.findall(text)))
+
     def _text(self, text: str) -> str:
         """The output of ``text`` cut by the split pattern."""
-        return "".join(map(self.chunks.__getitem__, self.findall(text)))[1:]
+        return self._spaced_text(text)[1:]
 
     def _word_text(self, word: str) -> str:
         """"\nword": a word that starts a line; "word": one after a space."""
         if word[:1] == "\n":
             return "\n" + self._text(word[1:])
-        return "".join(map(self.chunks.__getitem__, self.findall(" " + word)))
+        return self._spaced_text(" " + word)
 
     def in_worker(self, workers: int) -> None:
         # Each worker keeps its share of the cache (see PerLine.in_worker)
@@ -228,17 +233,19 @@ class TiktokenLineEncoder(PerLine):
             if len(chunks) != len(spaced):  # some words have several chunks
                 starts = map(_MARKS.__getitem__, map(str.startswith, chunks, repeat(" ")))
                 texts = "".join(map(add, starts, texts)).split(_MARK)[1:]
-            if self.fresh is None:
-                cache.update(zip(spaced, texts))
-            else:
-                texts = list(texts)
-                cache.update(zip(spaced, texts))
-                self.fresh.extend(zip(spaced, texts))
-        for word in words:
-            if word[:1] == "\n" and len(cache) < cache.limit:
-                cache[word] = self._word_text(word)
-                if self.fresh is not None:
-                    self.fresh.append((word, cache[word]))
+            self._remember(zip(spaced, texts))
+        lines = [word for word in words if word[:1] == "\n"][:max(0, cache.limit - len(cache))]
+        if lines:
+            self._remember(zip(lines, map(self._word_text, lines)))
+
+    def _remember(self, learnt) -> None:
+        """Cache (word, text) pairs; a worker also keeps them for :meth:`news`."""
+        if self.fresh is None:
+            self.words.update(learnt)
+        else:
+            learnt = list(learnt)
+            self.words.update(learnt)
+            self.fresh.extend(learnt)
 
     def _parts(self, text: str) -> list[str]:
         """The outputs of runs of plain lines and of each awkward line."""
