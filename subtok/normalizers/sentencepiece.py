@@ -113,6 +113,15 @@ class Normalizer:
         self._byte_forms = _Forms(*(form.encode("utf-8") for form in self._text_forms))
         self._space_aliases: tuple[str, ...] | None = () if self.bytewise else None
         self._bytes = ByteSteps(self.rules, self.user_defined) if self.bytewise else None
+        #: True when a plain line (:meth:`is_plain`) without "▁" normalizes
+        #: to "▁" + each of its non-empty parts between spaces, joined: its
+        #: words can be read from its spaces (a "▁" in front, runs of spaces
+        #: made one "▁", prefix mode, and the space itself touched by no
+        #: rule). The training counter and the CLI's line encoder both rely
+        #: on it.
+        self.plain_words_at_spaces = (add_dummy_prefix and remove_extra_whitespaces
+                                      and escape_whitespaces and not treat_whitespace_as_suffix
+                                      and self.is_plain(" "))
 
     @classmethod
     def from_spec(cls, spec, *, treat_whitespace_as_suffix: bool = False,

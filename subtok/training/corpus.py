@@ -485,13 +485,13 @@ def make_normalizer(options: TrainerOptions) -> Normalizer:
                       treat_whitespace_as_suffix=options.treat_whitespace_as_suffix)
 
 
-def meta_matcher(pieces: Iterable[str]):
-    """A function replacing every meta-piece string by TAB (longest match first)."""
+def meta_pattern(pieces: Iterable[str]) -> "re.Pattern[str] | None":
+    """A regex of the meta-piece strings, longest first (what the
+    normalization pass replaces by TAB), or None when there are none."""
     strings = sorted({p for p in pieces if p}, key=lambda s: (-len(s), s))
     if not strings:
         return None
-    pattern = re.compile("|".join(re.escape(s) for s in strings))
-    return lambda text: pattern.sub(BOUNDARY, text)
+    return re.compile("|".join(re.escape(s) for s in strings))
 
 
 #: Characters per chunk of the normalization pass (chunks never depend on
@@ -629,32 +629,31 @@ def _make_job(options: TrainerOptions, meta: list[tuple[int, str, int]], units: 
     if normalizer is None:
         normalizer = make_normalizer(options)
     pieces = [piece for _, piece, _ in meta]
-    return _NormalizeJob(normalize=normalizer.normalize, replace=meta_matcher(pieces),
+    pattern = meta_pattern(pieces)
+    replace = None if pattern is None else functools.partial(pattern.sub, BOUNDARY)
+    return _NormalizeJob(normalize=normalizer.normalize, replace=replace,
                          delimiter=options.pretokenization_delimiter, units=units, keep=keep,
-                         plain_words=None if keep else _plain_words(normalizer, pieces, units,
+                         plain_words=None if keep else _plain_words(normalizer, pieces, pattern,
+                                                                    units,
                                                                     options.pretokenization_delimiter))
 
 
-def _plain_words(normalizer: Normalizer, meta: list[str], units: tuple | None,
-                 delimiter: str) -> Callable[[str], bool] | None:
+def _plain_words(normalizer: Normalizer, meta: list[str], pattern: "re.Pattern[str] | None",
+                 units: tuple | None, delimiter: str) -> Callable[[str], bool] | None:
     """A test of the raw lines whose words can be counted from their spaces
     alone, or None when there are none.
 
-    With the default whitespace handling (a "▁" in front, runs of spaces
-    made one "▁", prefix mode) a line that no rule touches (``is_plain``)
-    and that holds no "▁" normalizes to "▁" + its non-empty parts between
-    spaces joined by "▁", so its words are "▁" + each part. Meta pieces are
-    replaced in the normalized text: a line holding one takes the normal
-    path (one without spaces or "▁" can only be found inside a part, so
-    the raw line shows it).
+    Where the normalizer allows it (``plain_words_at_spaces``), a line that
+    no rule touches (``is_plain``) and that holds no "▁" has the words
+    "▁" + each of its non-empty parts between spaces. Meta pieces
+    (``pattern`` finds them) are replaced in the normalized text: a line
+    holding one takes the normal path (one without spaces or "▁" can only
+    be found inside a part, so the raw line shows it).
     """
-    if (units != ("words", False, False) or delimiter or normalizer.bytewise
-            or not (normalizer.add_dummy_prefix and normalizer.remove_extra_whitespaces
-                    and normalizer.escape_whitespaces) or normalizer.treat_whitespace_as_suffix
+    if (units != ("words", False, False) or delimiter or not normalizer.plain_words_at_spaces
             or any(" " in piece or SPACE in piece for piece in meta)):
         return None
-    strings = sorted({piece for piece in meta if piece})
-    search = re.compile("|".join(map(re.escape, strings))).search if strings else None
+    search = None if pattern is None else pattern.search
     is_plain = normalizer.is_plain
 
     def plain_words(text: str) -> bool:

@@ -57,11 +57,7 @@ class LineCache:
         self._word_texts = {ids: OutputTexts(functools.partial(self._new_word_text, ids))
                             for ids in (True, False)}
         self._word_edges: dict[bool, dict[str, int]] = {True: {}, False: {}}
-        spec = processor.model_data.normalizer
-        self._plain_lines = (spec.add_dummy_prefix and spec.remove_extra_whitespaces
-                             and spec.escape_whitespaces
-                             and not processor.model_data.treat_whitespace_as_suffix
-                             and self.normalizer.is_plain(" ")
+        self._plain_lines = (self.normalizer.plain_words_at_spaces
                              and processor.pretokenizer.cuts_before_every_space)
         #: The share of their full size (MAX_WORDS here, MAX_TOKENS and
         #: MAX_PARTS in plain_lines) that the caches keep: each of N worker
