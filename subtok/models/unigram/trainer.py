@@ -28,7 +28,8 @@ forked later from this process, whose heap then never held the seed
 search's garbage (see docs/performance.md, the unigram trainer's memory).
 A deferred corpus (``Corpus.load``: a large input file, as
 :func:`subtok.training.api.train` loads it) is read and counted in one
-child, which returns the units and seed entries, and the seeds are
+child, which returns the units and seed entries (each as a few large
+objects: :class:`_UnitTexts`, :class:`SeedEntries`), and the seeds are
 searched in a second child forked from this process: the sentences never
 exist here, and the seed search's workers do not inherit the pages they
 left.
