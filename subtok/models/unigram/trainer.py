@@ -377,7 +377,7 @@ class _ValidityClasses:
         return valid
 
 
-def _seed_partition(state: dict, pattern: str) -> tuple[str, "array | list[int]", "array | list[int]"]:
+def _seed_partition(state: dict, pattern: str) -> tuple:
     """Suffix-tree nodes among the suffixes starting with a character of ``pattern``.
 
     Every suffix (cut to ``max_length + 2`` characters, zero-padded)
@@ -457,7 +457,7 @@ def _seed_partition(state: dict, pattern: str) -> tuple[str, "array | list[int]"
     return _packed(found)
 
 
-def _packed(found: dict[str, int]) -> tuple[str, "array | list[int]", "array | list[int]"]:
+def _packed(found: dict[str, int]) -> tuple:
     """``found`` as three objects (the pieces joined, their lengths, their
     counts): what a worker sends back, and what the process that collects
     the partitions holds while others still run, instead of a string and
@@ -465,7 +465,8 @@ def _packed(found: dict[str, int]) -> tuple[str, "array | list[int]", "array | l
     return "".join(found), _compact_ints(map(len, found)), _compact_ints(found.values())
 
 
-def _unpacked(packed: tuple[str, "array | list[int]", "array | list[int]"]) -> Iterator[tuple[str, int]]:
+def _unpacked(packed: tuple) -> Iterator[tuple[str, int]]:
+    """The (piece, count) pairs of a :func:`_packed` result."""
     text, lengths, counts = packed
     start = 0
     for length, count in zip(lengths, counts):
@@ -476,8 +477,8 @@ def _unpacked(packed: tuple[str, "array | list[int]", "array | list[int]"]) -> I
 class SeedEntries:
     """Seed entries (see :func:`collect_units`) in a few large objects.
 
-    ``text`` has every key followed by U+FFFF (which no key holds: the
-    search maps it to its padding), ``lengths`` the length of each key and
+    ``text`` has every key followed by U+FFFF (the search's separator; the
+    keys are cut by ``lengths``), ``lengths`` the length of each key and
     ``counts`` their counts, in the dict's order. This is what a child
     that reads the corpus hands over: the process that runs the seed
     search, and its workers, inherit three objects instead of a string per
@@ -551,7 +552,7 @@ def substring_counts(entries: "dict[str, int] | SeedEntries", max_length: int,
     piece, and the nodes above it have the same suffixes either way.
     """
     if not entries:
-        return []
+        return {}
     if not isinstance(entries, SeedEntries):
         entries = SeedEntries(entries)
     padding = max_length + 2
@@ -620,8 +621,8 @@ def substring_counts(entries: "dict[str, int] | SeedEntries", max_length: int,
     return found
 
 
-def make_seed_pieces(corpus, options, entries: "dict[str, int] | SeedEntries", validator: PieceValidator,
-                     num_threads: int = 1) -> list[tuple[str, float]]:
+def make_seed_pieces(corpus, options, entries: "dict[str, int] | SeedEntries",
+                     validator: PieceValidator, num_threads: int = 1) -> list[tuple[str, float]]:
     """Seed pieces with log-probability scores (``MakeSeedSentencePieces``).
 
     Characters first (every character of the corpus, ``Sorted`` by count),
@@ -1171,6 +1172,6 @@ def train(corpus, options, progress=None) -> list[tuple[str, float]]:
             reporter.close()
 
 
-__all__ = ["train", "make_seed_pieces", "frequent_substrings", "substring_counts", "SeedEntries", "collect_units",
-           "units_from_followed", "seed_entries", "run_e_step",
+__all__ = ["train", "make_seed_pieces", "frequent_substrings", "substring_counts", "SeedEntries",
+           "collect_units", "units_from_followed", "seed_entries", "run_e_step",
            "run_m_step", "prune", "prune_unreachable", "finalize", "piece_alternatives", "digamma"]
