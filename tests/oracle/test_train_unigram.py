@@ -219,7 +219,8 @@ def test_seed_substrings_are_the_suffix_tree_nodes(corpus, flags, monkeypatch):
     # partitions run by two workers, and counts beyond 64 bits (count
     # files) find the same.
     compact = unigram.SeedEntries(entries)
-    assert list(compact.items()) == list(entries.items())
+    assert dict(compact.items()) == entries and len(compact) == len(entries)
+    assert list(compact.ends) == [key for key in entries if unigram.END in key]
     monkeypatch.setattr(unigram, "PARALLEL_MIN_WORK", 0)
     monkeypatch.setattr(unigram, "SEED_PARTITION_SUFFIXES", 500)
     assert unigram.frequent_substrings(compact, options.max_sentencepiece_length, validator,

@@ -462,7 +462,8 @@ def _packed(found: dict[str, int]) -> tuple:
     counts): what a worker sends back, and what the process that collects
     the partitions holds while others still run, instead of a string and
     an int per piece."""
-    return "".join(found), _compact_ints(map(len, found)), _compact_ints(found.values())
+    return ("".join(found), _int_array(map(len, found), max(map(len, found), default=0)),
+            _int_array(found.values(), max(found.values(), default=0)))
 
 
 def _unpacked(packed: tuple) -> Iterator[tuple[str, int]]:
@@ -479,21 +480,29 @@ class SeedEntries:
 
     ``text`` has every key followed by U+FFFF (the search's separator; the
     keys are cut by ``lengths``), ``lengths`` the length of each key and
-    ``counts`` their counts, in the dict's order. This is what a child
-    that reads the corpus hands over: the process that runs the seed
-    search, and its workers, inherit three objects instead of a string per
-    entry, which they would write (their reference counts) and so copy.
+    ``counts`` their counts, in the dict's order; except the keys that
+    hold :data:`END`, which are in ``ends`` (a dict: usually one key, the
+    corpus's last stretch), after the others. END is beyond the BMP: in
+    ``text``, it would make every character take four bytes. (The order
+    of the entries is not the seeds': it only orders equal suffixes.)
+    This is what a child that reads the corpus hands over: the process
+    that runs the seed search, and its workers, inherit a few objects
+    instead of a string per entry, which they would write (their
+    reference counts) and so copy.
     """
 
     SEPARATOR = "\uffff"
 
     def __init__(self, entries: dict[str, int]) -> None:
-        self.text = self.SEPARATOR.join(chain(entries, ("",)))
-        self.lengths = array("I", map(len, entries))
-        self.counts = _compact_ints(entries.values())
+        self.ends = {key: count for key, count in entries.items() if END in key}
+        ends = self.ends
+        self.text = self.SEPARATOR.join(chain((k for k in entries if k not in ends), ("",)))
+        self.lengths = array("I", (len(k) for k in entries if k not in ends))
+        self.counts = _int_array((c for k, c in entries.items() if k not in ends),
+                                 max(entries.values(), default=0))
 
     def __len__(self) -> int:
-        return len(self.lengths)
+        return len(self.lengths) + len(self.ends)
 
     def items(self) -> Iterator[tuple[str, int]]:
         text = self.text
@@ -501,16 +510,16 @@ class SeedEntries:
         for length, count in zip(self.lengths, self.counts):
             yield text[start:start + length], count
             start += length + 1
+        yield from self.ends.items()
 
 
-def _compact_ints(values) -> "array | list[int]":
-    """``values`` in the smallest array that holds them (a list beyond 64 bits)."""
-    values = list(values)
-    top = max(values, default=0)
+def _int_array(values, top: int) -> "array | list[int]":
+    """``values`` (none above ``top``) in the smallest array that holds
+    them (a list beyond 64 bits)."""
     for code in "BHIQ":
         if top < 1 << 8 * array(code).itemsize:
             return array(code, values)
-    return values
+    return list(values)
 
 
 def frequent_substrings(entries: "dict[str, int] | SeedEntries", max_length: int,
@@ -559,19 +568,16 @@ def substring_counts(entries: "dict[str, int] | SeedEntries", max_length: int,
     separator = SeedEntries.SEPARATOR
     # The stretches are cut a batch at a time: no string per entry lives
     # longer than its batch.
-    text, counts = entries.text, entries.counts
     masks = {1: NUL * 2, 2: NUL * 3}  # follower and separator, by follower length
     scan_batches = []
+    counts = entries.counts
     weight_at = array(counts.typecode) if isinstance(counts, array) else []
     batch: list[str] = []
-    start = 0
-    for length, count in zip(entries.lengths, counts):
-        key = text[start:start + length]
-        start += length + 1
+    for key, count in entries.items():
         stretch, follower = _split_entry(key)
         batch.append(stretch)
         batch.append(masks[len(follower)])
-        weight_at.extend(repeat(count, length + 1))
+        weight_at.extend(repeat(count, len(key) + 1))
         if len(batch) >= 8192:
             scan_batches.append("".join(batch))
             batch.clear()
@@ -582,19 +588,22 @@ def substring_counts(entries: "dict[str, int] | SeedEntries", max_length: int,
     del batch
     scan = "".join(scan_batches)
     del scan_batches
-    chars = sorted(set(text) - {separator} | {NUL})
+    # ``encoded`` in the order of ``entries.items()``: the keys of ``text``,
+    # those of ``ends``, the padding.
+    parts = (entries.text, separator.join(chain(entries.ends, ("",))), separator * padding)
+    chars = sorted(set().union(*parts) - {separator} | {NUL})
     code_of = {c: n + 1 for n, c in enumerate(chars)}   # 0 pads the keys
     leads = [-1] + [-2 if c == END else lead_byte(c) for c in chars]
     top = len(chars) + 1
     bits = 8 if top <= 0x100 else 16 if top <= 0x10000 else 32
     table = {ord(c): n for c, n in code_of.items()}
     table[ord(separator)] = 0
-    coded = (text + separator * padding).translate(table)
     if bits == 8:
-        encoded = coded.encode("latin-1")
+        encoded = b"".join(part.translate(table).encode("latin-1") for part in parts)
     else:
-        encoded = coded.encode("utf-16-be" if bits == 16 else "utf-32-be", "surrogatepass")
-    del coded
+        codec = "utf-16-be" if bits == 16 else "utf-32-be"
+        encoded = b"".join(part.translate(table).encode(codec, "surrogatepass") for part in parts)
+    del parts
     # Partitions by first character, balanced by suffix count.
     starts = Counter(scan)
     starts.pop(NUL, None)
