@@ -200,7 +200,7 @@ def _brute_force_nodes(sentences: list[str], validator, max_length: int) -> dict
     ("de.txt", {}),
     ("ja.txt", {}),
 ])
-def test_seed_substrings_are_the_suffix_tree_nodes(corpus, flags):
+def test_seed_substrings_are_the_suffix_tree_nodes(corpus, flags, monkeypatch):
     from subtok.models.unigram import trainer as unigram
     from subtok.training.corpus import load_corpus
     from subtok.training.spec import TrainerOptions
@@ -215,6 +215,19 @@ def test_seed_substrings_are_the_suffix_tree_nodes(corpus, flags):
                                   options.max_sentencepiece_length)
     assert dict(found) == expected
     assert found == sorted(found, key=lambda kv: (-kv[1], kv[0]))
+    # The compact hand-over (what the reading child sends), small
+    # partitions run by two workers, and counts beyond 64 bits (count
+    # files) find the same.
+    compact = unigram.SeedEntries(entries)
+    assert dict(compact.items()) == entries and len(compact) == len(entries)
+    assert list(compact.ends) == [key for key in entries if unigram.END in key]
+    monkeypatch.setattr(unigram, "PARALLEL_MIN_WORK", 0)
+    monkeypatch.setattr(unigram, "SEED_PARTITION_SUFFIXES", 500)
+    assert unigram.frequent_substrings(compact, options.max_sentencepiece_length, validator,
+                                       num_threads=2) == found
+    huge = {key: count << 70 for key, count in entries.items()}
+    assert (unigram.frequent_substrings(huge, options.max_sentencepiece_length, validator)
+            == [(piece, count << 70) for piece, count in found])
 
 
 def _log_space_expected(text: str, model, weight: float) -> tuple[dict[int, float], float]:

@@ -28,7 +28,8 @@ forked later from this process, whose heap then never held the seed
 search's garbage (see docs/performance.md, the unigram trainer's memory).
 A deferred corpus (``Corpus.load``: a large input file, as
 :func:`subtok.training.api.train` loads it) is read and counted in one
-child, which returns the units and seed entries, and the seeds are
+child, which returns the units and seed entries (each as a few large
+objects: :class:`_UnitTexts`, :class:`SeedEntries`), and the seeds are
 searched in a second child forked from this process: the sentences never
 exist here, and the seed search's workers do not inherit the pages they
 left.
@@ -116,7 +117,7 @@ EM_CHUNK_CHARS = 100_000
 #: workers' results, in shares of its own.)
 PRUNE_CHUNK_COST = 100_000
 #: Suffixes per partition of the seed search (bounds its memory).
-SEED_PARTITION_SUFFIXES = 100_000
+SEED_PARTITION_SUFFIXES = 50_000
 #: Below this much work in a pass (characters of the units in EM, suffixes
 #: in the seed search, the cost of the pieces searched), worker processes
 #: are not worth it.
@@ -376,7 +377,7 @@ class _ValidityClasses:
         return valid
 
 
-def _seed_partition(state: dict, pattern: str) -> list[tuple[str, int]]:
+def _seed_partition(state: dict, pattern: str) -> tuple:
     """Suffix-tree nodes among the suffixes starting with a character of ``pattern``.
 
     Every suffix (cut to ``max_length + 2`` characters, zero-padded)
@@ -386,7 +387,12 @@ def _seed_partition(state: dict, pattern: str) -> list[tuple[str, int]]:
     integers sorts the suffixes;
     the bit length of the XOR of two neighbours gives their longest common
     prefix. A bottom-up scan of these LCPs enumerates the LCP intervals,
-    i.e. the internal nodes of the suffix tree, with their depth.
+    i.e. the internal nodes of the suffix tree, with their depth. The
+    integers go once the positions and LCPs are read from them (the scan
+    reads the few characters it needs from ``encoded``): they are most of
+    a worker's memory.
+
+    Returns the pieces found (see :func:`_packed`).
     """
     st = state
     scan, encoded, weight_at = st["scan"], st["encoded"], st["weight_at"]
@@ -394,7 +400,7 @@ def _seed_partition(state: dict, pattern: str) -> list[tuple[str, int]]:
     nul_code = st["nul_code"]
     positions = array("q", map(re.Match.start, re.finditer(pattern, scan)))
     if len(positions) < 2:
-        return []
+        return _packed({})
     width = max_length + 2          # characters per key
     unit = bits // 8                # bytes per character
     span = width * unit
@@ -402,19 +408,25 @@ def _seed_partition(state: dict, pattern: str) -> list[tuple[str, int]]:
     from_bytes = int.from_bytes
     keys = [(from_bytes(encoded[p * unit:p * unit + span], "big") << id_bits) | p
             for p in positions]
+    del positions
     keys.sort()
     id_mask = (1 << id_bits) - 1
     positions = array("q", map(id_mask.__and__, keys))
+    key_bits = width * bits + id_bits
+    depths = [width if xb <= id_bits else (key_bits - xb) // bits
+              for xb in map(int.bit_length, map(xor, keys, islice(keys, 1, None)))]
+    del keys
+    depths.append(0)
     try:
         cumulative = array("q", accumulate(map(weight_at.__getitem__, positions), initial=0))
     except OverflowError:  # counts beyond 64 bits (count files can give any)
         cumulative = list(accumulate(map(weight_at.__getitem__, positions), initial=0))
-    key_bits = width * bits + id_bits
-    depths = [width if xb <= id_bits else (key_bits - xb) // bits
-              for xb in map(int.bit_length, map(xor, keys, islice(keys, 1, None)))]
-    depths.append(0)
-    code_mask = (1 << bits) - 1
-    found: list[tuple[str, int]] = []
+    if unit == 1:
+        code_at = encoded.__getitem__
+    else:
+        def code_at(index: int) -> int:
+            return from_bytes(encoded[index * unit:(index + 1) * unit], "big")
+    found: dict[str, int] = {}
     stack = [(0, 0)]  # (depth, left bound)
     top = 0
     for i, depth in enumerate(depths, 1):
@@ -426,32 +438,106 @@ def _seed_partition(state: dict, pattern: str) -> list[tuple[str, int]]:
                 continue
             # The node: sorted suffixes left..i-1 share node_depth characters;
             # it is one of the byte-level tree if the next lead bytes differ.
-            shift = id_bits + bits * (width - 1 - node_depth)
-            if leads[(keys[left] >> shift) & code_mask] == leads[(keys[i - 1] >> shift) & code_mask]:
-                continue
             p = positions[left]
+            if leads[code_at(p + node_depth)] == leads[code_at(positions[i - 1] + node_depth)]:
+                continue
             if node_depth <= max_length:
                 piece = scan[p:p + node_depth]
                 if is_valid(piece):  # (NUL, i.e. a follower inside, is invalid)
-                    found.append((piece, cumulative[i] - cumulative[left]))
+                    found[piece] = found.get(piece, 0) + cumulative[i] - cumulative[left]
             # 0.2.3 also keeps a node that ends with a sentence separator, minus it.
-            if (node_depth >= 3 and (keys[left] >> (shift + bits)) & code_mask == nul_code
+            if (node_depth >= 3 and code_at(p + node_depth - 1) == nul_code
                     and scan[p + node_depth - 2] != NUL):
                 piece = scan[p:p + node_depth - 1]
                 if is_valid(piece):
-                    found.append((piece, cumulative[i] - cumulative[left]))
+                    found[piece] = found.get(piece, 0) + cumulative[i] - cumulative[left]
         if depth > top:
             stack.append((depth, left))
             top = depth
-    return found
+    return _packed(found)
 
 
-def frequent_substrings(entries: dict[str, int], max_length: int, validator: PieceValidator,
-                        num_threads: int = 1) -> list[tuple[str, int]]:
+def _packed(found: dict[str, int]) -> tuple:
+    """``found`` as three objects (the pieces joined, their lengths, their
+    counts): what a worker sends back, and what the process that collects
+    the partitions holds while others still run, instead of a string and
+    an int per piece."""
+    return ("".join(found), _int_array(map(len, found), max(map(len, found), default=0)),
+            _int_array(found.values(), max(found.values(), default=0)))
+
+
+def _unpacked(packed: tuple) -> Iterator[tuple[str, int]]:
+    """The (piece, count) pairs of a :func:`_packed` result."""
+    text, lengths, counts = packed
+    start = 0
+    for length, count in zip(lengths, counts):
+        yield text[start:start + length], count
+        start += length
+
+
+class SeedEntries:
+    """Seed entries (see :func:`collect_units`) in a few large objects.
+
+    ``text`` has every key followed by U+FFFF (the search's separator; the
+    keys are cut by ``lengths``), ``lengths`` the length of each key and
+    ``counts`` their counts, in the dict's order; except the keys that
+    hold :data:`END`, which are in ``ends`` (a dict: usually one key, the
+    corpus's last stretch), after the others. END is beyond the BMP: in
+    ``text``, it would make every character take four bytes. (The order
+    of the entries is not the seeds': it only orders equal suffixes.)
+    This is what a child that reads the corpus hands over: the process
+    that runs the seed search, and its workers, inherit a few objects
+    instead of a string per entry, which they would write (their
+    reference counts) and so copy.
+    """
+
+    SEPARATOR = "\uffff"
+
+    def __init__(self, entries: dict[str, int]) -> None:
+        self.ends = {key: count for key, count in entries.items() if END in key}
+        ends = self.ends
+        self.text = self.SEPARATOR.join(chain((k for k in entries if k not in ends), ("",)))
+        self.lengths = array("I", (len(k) for k in entries if k not in ends))
+        self.counts = _int_array((c for k, c in entries.items() if k not in ends),
+                                 max(entries.values(), default=0))
+
+    def __len__(self) -> int:
+        return len(self.lengths) + len(self.ends)
+
+    def items(self) -> Iterator[tuple[str, int]]:
+        text = self.text
+        start = 0
+        for length, count in zip(self.lengths, self.counts):
+            yield text[start:start + length], count
+            start += length + 1
+        yield from self.ends.items()
+
+
+def _int_array(values, top: int) -> "array | list[int]":
+    """``values`` (none above ``top``) in the smallest array that holds
+    them (a list beyond 64 bits)."""
+    for code in "BHIQ":
+        if top < 1 << 8 * array(code).itemsize:
+            return array(code, values)
+    return list(values)
+
+
+def frequent_substrings(entries: "dict[str, int] | SeedEntries", max_length: int,
+                        validator: PieceValidator, num_threads: int = 1) -> list[tuple[str, int]]:
     """The seed substrings with their counts, by (count desc, string asc).
 
+    See :func:`substring_counts`.
+    """
+    return sorted_by_count(substring_counts(entries, max_length, validator, num_threads))
+
+
+def substring_counts(entries: "dict[str, int] | SeedEntries", max_length: int,
+                     validator: PieceValidator, num_threads: int = 1) -> dict[str, int]:
+    """The seed substrings with their counts (in no particular order).
+
     ``entries`` maps ``stretch + follower`` to a count (see
-    :func:`collect_units`). A substring of a stretch is a seed when it has
+    :func:`collect_units`; a dict or :class:`SeedEntries`). A substring of a
+    stretch is a seed when it has
     2 .. ``max_length`` characters, is a valid piece, and is a node of the
     byte-level suffix tree of the corpus that ends on a character boundary:
     its occurrences are followed by characters with at least two different
@@ -464,47 +550,60 @@ def frequent_substrings(entries: dict[str, int], max_length: int, validator: Pie
     Suffixes are split by their first character into independent
     partitions (no node spans two), which run in up to ``num_threads``
     worker processes when they are large.
-    Layout: all entries are joined, each followed by ``max_length + 2``
-    padding positions. ``scan`` has the stretches and NUL elsewhere (so no
-    suffix starts and no piece extends there); ``encoded`` has the dense
-    code of every character, follower included, and zeros for padding.
+    Layout: all entries are joined, each followed by one separator
+    position, and ``max_length + 2`` padding positions end the whole.
+    ``scan`` has the stretches and NUL elsewhere (so no suffix starts and
+    no piece extends there); ``encoded`` has the dense code of every
+    character, follower included, and 0 for the separators and padding.
+    A suffix's key may read past its separator into the next entry: two
+    suffixes equal up to their separators then differ, but every node
+    deeper than a separator holds a NUL in ``scan`` and is not a valid
+    piece, and the nodes above it have the same suffixes either way.
     """
     if not entries:
-        return []
+        return {}
+    if not isinstance(entries, SeedEntries):
+        entries = SeedEntries(entries)
     padding = max_length + 2
-    # The paddings are shared strings, and the stretches are cut a batch
-    # at a time: no string per entry lives longer than its batch.
-    text_padding = "\uffff" * padding
-    scan_padding = {1: NUL * (1 + padding), 2: NUL * (2 + padding)}  # by follower length
+    separator = SeedEntries.SEPARATOR
+    # The stretches are cut a batch at a time: no string per entry lives
+    # longer than its batch.
+    masks = {1: NUL * 2, 2: NUL * 3}  # follower and separator, by follower length
     scan_batches = []
-    weight_at = array("I" if max(entries.values()) < 1 << 32 else "Q")
+    counts = entries.counts
+    weight_at = array(counts.typecode) if isinstance(counts, array) else []
     batch: list[str] = []
     for key, count in entries.items():
         stretch, follower = _split_entry(key)
         batch.append(stretch)
-        batch.append(scan_padding[len(follower)])
-        weight_at.extend(repeat(count, len(key) + padding))
+        batch.append(masks[len(follower)])
+        weight_at.extend(repeat(count, len(key) + 1))
         if len(batch) >= 8192:
             scan_batches.append("".join(batch))
             batch.clear()
+    del key, stretch, follower
+    batch.append(NUL * padding)
+    weight_at.extend(repeat(0, padding))
     scan_batches.append("".join(batch))
     del batch
     scan = "".join(scan_batches)
     del scan_batches
-    text = text_padding.join(chain(entries, ("",)))  # every key followed by the padding
-    chars = sorted(set(text) - {"\uffff"} | {NUL})
+    # ``encoded`` in the order of ``entries.items()``: the keys of ``text``,
+    # those of ``ends``, the padding.
+    parts = (entries.text, separator.join(chain(entries.ends, ("",))), separator * padding)
+    chars = sorted(set().union(*parts) - {separator} | {NUL})
     code_of = {c: n + 1 for n, c in enumerate(chars)}   # 0 pads the keys
     leads = [-1] + [-2 if c == END else lead_byte(c) for c in chars]
     top = len(chars) + 1
     bits = 8 if top <= 0x100 else 16 if top <= 0x10000 else 32
     table = {ord(c): n for c, n in code_of.items()}
-    table[0xFFFF] = 0
-    text = text.translate(table)
+    table[ord(separator)] = 0
     if bits == 8:
-        encoded = text.encode("latin-1")
+        encoded = b"".join(part.translate(table).encode("latin-1") for part in parts)
     else:
-        encoded = text.encode("utf-16-be" if bits == 16 else "utf-32-be", "surrogatepass")
-    del text
+        codec = "utf-16-be" if bits == 16 else "utf-32-be"
+        encoded = b"".join(part.translate(table).encode(codec, "surrogatepass") for part in parts)
+    del parts
     # Partitions by first character, balanced by suffix count.
     starts = Counter(scan)
     starts.pop(NUL, None)
@@ -520,15 +619,19 @@ def frequent_substrings(entries: dict[str, int], max_length: int, validator: Pie
     is_valid = _ValidityClasses(validator, chars)
     state = dict(scan=scan, encoded=encoded, weight_at=weight_at, leads=leads, bits=bits,
                  max_length=max_length, is_valid=is_valid, nul_code=code_of[NUL])
+    # The partitions' pieces are unpacked once the workers are gone.
+    parts = list(_ordered(_seed_partition, tasks, total, num_threads, state))
+    del state, scan, encoded, weight_at
     found: dict[str, int] = {}
-    for part in _ordered(_seed_partition, tasks, total, num_threads, state):
-        for piece, count in part:
+    for part in parts:
+        for piece, count in _unpacked(part):
             found[piece] = found.get(piece, 0) + count
-    return sorted_by_count(found)
+    del parts
+    return found
 
 
-def make_seed_pieces(corpus, options, entries: dict[str, int], validator: PieceValidator,
-                     num_threads: int = 1) -> list[tuple[str, float]]:
+def make_seed_pieces(corpus, options, entries: "dict[str, int] | SeedEntries",
+                     validator: PieceValidator, num_threads: int = 1) -> list[tuple[str, float]]:
     """Seed pieces with log-probability scores (``MakeSeedSentencePieces``).
 
     Characters first (every character of the corpus, ``Sorted`` by count),
@@ -545,15 +648,25 @@ def make_seed_pieces(corpus, options, entries: dict[str, int], validator: PieceV
         extra = _read_seed_file(options.seed_sentencepieces_file, validator)
         seeds = sorted_items(seeds + extra)[:size]
     else:
-        found = frequent_substrings(entries, options.max_sentencepiece_length, validator,
-                                    num_threads)
-        candidates = sorted_by_count({s: count * len(s) for s, count in found})[:size]
+        # One dict, scored in place, and one sorted list: this is the
+        # seed search's peak once its workers are gone.
+        found = substring_counts(entries, options.max_sentencepiece_length, validator,
+                                 num_threads)
+        for piece, count in found.items():
+            found[piece] = count * len(piece)
+        candidates = sorted_by_count(found)
+        del found
+        del candidates[size:]
         seeds.extend(candidates)
+        del candidates
     total = 0.0
     for _, value in seeds:
         total = f32(total + value)
     logsum = f32(math.log(total))
-    return [(piece, f32(math.log(value) - logsum)) for piece, value in seeds]
+    log = math.log
+    for i, (piece, value) in enumerate(seeds):
+        seeds[i] = (piece, f32(log(value) - logsum))
+    return seeds
 
 
 def _read_seed_file(path: str, validator: PieceValidator) -> list[tuple[str, int]]:
@@ -984,15 +1097,15 @@ def _units_and_seeds(corpus, options, validator: PieceValidator) -> tuple[_UnitT
     return units, make_seed_pieces(corpus, options, entries, validator, options.num_threads)
 
 
-def _load_units(corpus, options) -> tuple[_UnitTexts, dict[str, int], dict[str, int]]:
+def _load_units(corpus, options) -> tuple[_UnitTexts, SeedEntries, dict[str, int]]:
     """Read a deferred corpus (``Corpus.load``): its EM units (compactly),
     seed entries and alphabet (see :func:`collect_units`)."""
     loaded = corpus.load()
     units, entries = collect_units(loaded, options)
-    return _UnitTexts(units), entries, loaded.alphabet
+    return _UnitTexts(units), SeedEntries(entries), loaded.alphabet
 
 
-def _seed_pieces(corpus, options, entries: dict[str, int], validator: PieceValidator) -> list:
+def _seed_pieces(corpus, options, entries: SeedEntries, validator: PieceValidator) -> list:
     return make_seed_pieces(corpus, options, entries, validator, options.num_threads)
 
 
@@ -1068,6 +1181,6 @@ def train(corpus, options, progress=None) -> list[tuple[str, float]]:
             reporter.close()
 
 
-__all__ = ["train", "make_seed_pieces", "frequent_substrings", "collect_units",
-           "units_from_followed", "seed_entries", "run_e_step",
+__all__ = ["train", "make_seed_pieces", "frequent_substrings", "substring_counts", "SeedEntries",
+           "collect_units", "units_from_followed", "seed_entries", "run_e_step",
            "run_m_step", "prune", "prune_unreachable", "finalize", "piece_alternatives", "digamma"]
