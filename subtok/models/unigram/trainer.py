@@ -88,16 +88,15 @@ from subtok.models.unigram.lattice import (DROPPED, UNKNOWN, UnitLattices, popul
 from subtok.models.unigram.trie import index_table
 from subtok.parallel import (PersistentWorkers, chunk_bounds, ordered_map, run_in_child,
                              worker_count)
-from subtok.symbols import SPACE_SYMBOL, UNK_CHAR
+from subtok.symbols import END_OF_TEXT, SPACE_SYMBOL, UNK_CHAR
 from subtok.training.corpus import sorted_by_count, sorted_items, split_into_words
 from subtok.training.validity import PieceValidator
 
 LOG = logging.getLogger(__name__)
 
 NUL = "\x00"
-#: Follower of the corpus's last stretch: the end of the text, whose "lead
-#: byte" differs from every real one.
-END = "\U0010ffff"
+#: Follower of the corpus's last stretch.
+END = END_OF_TEXT
 
 #: M-step threshold on expected counts (``kExpectedFrequencyThreshold``).
 EXPECTED_FREQUENCY_THRESHOLD = 0.5
@@ -244,6 +243,8 @@ def collect_units(corpus, options) -> tuple[list[tuple[str, int]], dict[str, int
     """
     if getattr(corpus, "followed", None) is not None:
         return units_from_followed(corpus.followed)
+    if getattr(corpus, "entries", None) is not None:
+        return corpus.units, seed_entries(corpus.entries)
     split_ws = options.split_by_whitespace
     delimiter = options.pretokenization_delimiter
     simple_prefix = (split_ws and not options.treat_whitespace_as_suffix
