@@ -828,14 +828,16 @@ def count_entries(texts: Iterable[str], chunk: list[tuple[str, int]], units: tup
     if parts:
         chars[SPACE] += sum(parts.values())
     entries: dict[str, int] = {}
-    get = entries.get
-    for (word, follower), count in pairs.items():
-        key = word + follower
-        entries[key] = get(key, 0) + count
-    del pairs
-    words = entry_words(entries)
+    words: dict[str, int] = {}
     if last is not None:
-        words[last] = words.get(last, 0) + last_count
+        words[last] = last_count
+    # (The words straight from the pairs, not from the entries: a word
+    # holding NUL must show in the characters, see _entries_corpus.)
+    for (word, follower), count in pairs.items():
+        words[word] = words.get(word, 0) + count
+        key = word + follower
+        entries[key] = entries.get(key, 0) + count
+    del pairs
     chars.update(weighted_chars(words, words.values()))
     return parts, entries, chars, first, last, last_count, nonempty
 
