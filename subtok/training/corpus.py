@@ -1255,20 +1255,30 @@ def _entries_corpus(raw: Iterable[tuple[str, int]], size: int, options: TrainerO
     if SPACE in counts and SPACE not in alphabet:
         return None
     check_vocab_fits(options, alphabet, meta)
-    entries = entries_of(parts, entries)
-    del parts
-    last = stitch.pending + END_OF_TEXT  # the end of the text follows the last word
-    entries[last] = entries.get(last, 0) + stitch.count
+    entries[stitch.pending + END_OF_TEXT] += stitch.count  # the end of the text follows the last word
     if any(char not in alphabet for char in chars):
         table, _ = _mask_table(alphabet, chars)
-        del table[0]  # NUL: in the entries, only the separator before a next sentence
+        del table[0]  # NUL: only the separator before a next sentence (see count_entries)
         search = re.compile("[%s]" % "".join("\\U%08x" % c for c in sorted(table))).search
-        # All masked keys leave first (see mask_units).
-        moved = [(key.translate(table), entries.pop(key))
-                 for key in [key for key in entries if search(key)]]
-        for key, count in moved:
-            entries[key] = entries.get(key, 0) + count
-    units = sorted_by_count(entry_words(entries))
+        for counter in (parts, entries):
+            # All masked keys leave first (see mask_units).
+            moved = [(key.translate(table), counter.pop(key))
+                     for key in [key for key in counter if search(key)]]
+            for key, count in moved:
+                counter[key] += count
+    # The words: "▁" + each part, without the NUL that ends a sentence's
+    # last part, and those of the other entries.
+    words = dict(zip(map(SPACE.__add__, parts), parts.values()))
+    get = words.get
+    for part in [part for part in parts if "\x00" in part]:
+        count = words.pop(SPACE + part)
+        word = SPACE + part[:-1]
+        words[word] = get(word, 0) + count
+    for word, count in entry_words(entries).items():
+        words[word] = get(word, 0) + count
+    units = sorted_by_count(words)
+    del words
+    entries = entries_of(parts, entries)
     return Corpus(sentences=[], alphabet=alphabet, meta=[(piece, kind) for _, piece, kind in meta],
                   meta_ids=[i for i, _, _ in meta], units=units, entries=entries)
 
