@@ -38,7 +38,12 @@ counted from those. A large corpus without kept sentences is loaded in a
 forked child (:func:`subtok.parallel.run_in_child`), so the trainer starts
 from a clean heap; one with kept sentences can be deferred
 (``load_corpus(..., defer=True)``, ``Corpus.load``) for the trainer to
-read in a child of its own.
+read in a child of its own. That read keeps no sentences either: the
+chunks count unigram's words and seed entries (each word with what
+follows it, :func:`count_entries`), merged and masked once per distinct
+string (:func:`_entries_corpus`); only where that would differ from the
+kept sentences (a sentence normalizing to "", "▁" outside the alphabet,
+NUL, a pretokenization delimiter) are the sentences kept.
 """
 
 from __future__ import annotations
