@@ -9,7 +9,8 @@ hash of what it hands to the trainer (units, seed entries, alphabet),
 which must be the same for two checkouts. Checkouts run alternately,
 ``--repeat`` times:
 
-    python bench/unigram_load.py [--lines N] [--threads N] [--repeat N] --source DIR [--source DIR ...]
+    python bench/unigram_load.py [--lines N] [--threads N] [--repeat N]
+                                 --source DIR [--source DIR ...]
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ options = TrainerOptions.from_kwargs(input=[path], model_prefix="unused", model_
                                      vocab_size=16000, num_threads=threads, minloglevel=2)
 options = options.load_files()
 def cpu():
-    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 wall, used = time.time(), cpu()
 units, entries, alphabet = trainer._load_units(load_corpus(options, Progress(False, 2), defer=True),

@@ -182,8 +182,9 @@ class Corpus:
     meta: list[tuple[str, int]]
     meta_ids: list[int] = field(default_factory=list)
     #: when ``sentences`` is not kept (model types other than unigram, and
-    #: unigram with ``entries``): the distinct masked training units (:func:`training_units`) with summed
-    #: counts, sorted by (count desc, unit asc); None otherwise.
+    #: unigram with ``entries``): the distinct masked training units
+    #: (:func:`training_units`) with summed counts, sorted by (count desc,
+    #: unit asc); None otherwise.
     units: list[tuple[str, int]] | None = None
     #: unigram from count files: (word, follower) -> count, masked, for
     #: its seed search (see :func:`count_followed`); None otherwise.
@@ -567,8 +568,6 @@ def _count_units(texts: list[str], chunk: list[tuple[str, int]], units: tuple, p
     ``plain`` lines (count 1 each; see :func:`_plain_words`)."""
     if units[0] == "followed":
         return count_followed(texts, chunk, units)
-    if units[0] == "entries":
-        return count_entries(texts, chunk, units)
     out: Counter = Counter()
     if units[0] == "sentences":
         for text, (_, freq) in zip(texts, chunk):
@@ -876,7 +875,9 @@ def _chunk_job(job: _NormalizeJob, chunk: list[tuple[str, int]]):
     or None, unit counts or None, number of non-empty sentences).
 
     With units, the characters are counted later from the merged units
-    (they cover the sentences exactly), which is much cheaper.
+    (they cover the sentences exactly), which is much cheaper; unigram's
+    ``("entries", ...)`` counts them here, from the chunk's words (see
+    :func:`count_entries`).
     """
     normalize = job.normalize
     replace = job.replace
@@ -894,6 +895,7 @@ def _chunk_job(job: _NormalizeJob, chunk: list[tuple[str, int]]):
                     plain.append(text)
             else:
                 rest.append(item)
+
     def normalized() -> Iterator[str]:
         for text, _ in rest:
             text = normalize(text)
@@ -1260,7 +1262,8 @@ def _entries_corpus(raw: Iterable[tuple[str, int]], size: int, options: TrainerO
     if SPACE in counts and SPACE not in alphabet:
         return None
     check_vocab_fits(options, alphabet, meta)
-    entries[stitch.pending + END_OF_TEXT] += stitch.count  # the end of the text follows the last word
+    # The end of the text follows the last word.
+    entries[stitch.pending + END_OF_TEXT] += stitch.count
     if any(char not in alphabet for char in chars):
         table, _ = _mask_table(alphabet, chars)
         del table[0]  # NUL: only the separator before a next sentence (see count_entries)
@@ -1397,5 +1400,6 @@ def words_with_counts(corpus: Corpus, options: TrainerOptions) -> list[tuple[str
 
 
 __all__ = ["Corpus", "Progress", "load_corpus", "build_meta", "read_sentences", "select",
-           "normalize_pass", "normalize_workers", "unit_count_chunks", "count_followed", "count_entries", "entries_of", "entry_words", "FollowedStitch", "mask_followed", "training_units", "mask_units", "compute_alphabet", "checked_alphabet", "check_vocab_fits", "weighted_chars", "split_into_words", "count_words",
+           "normalize_pass", "normalize_workers", "unit_count_chunks", "count_followed", "count_entries",
+           "entries_of", "entry_words", "FollowedStitch", "mask_followed", "training_units", "mask_units", "compute_alphabet", "checked_alphabet", "check_vocab_fits", "weighted_chars", "split_into_words", "count_words",
            "words_with_counts", "make_normalizer", "MT19937", "FileRange", "byte_ranges"]
