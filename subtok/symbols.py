@@ -13,4 +13,9 @@ UNK_CHAR = "\u2585"
 #: (see :mod:`subtok.training.validity`).
 BOUNDARY = "\t"
 
-__all__ = ["SPACE_SYMBOL", "UNK_CHAR", "BOUNDARY"]
+#: What follows the corpus's last word in unigram's seed entries (see
+#: :func:`subtok.models.unigram.trainer.collect_units`): the end of the
+#: text, whose "lead byte" differs from every real one.
+END_OF_TEXT = "\U0010ffff"
+
+__all__ = ["SPACE_SYMBOL", "UNK_CHAR", "BOUNDARY", "END_OF_TEXT"]

@@ -38,7 +38,12 @@ counted from those. A large corpus without kept sentences is loaded in a
 forked child (:func:`subtok.parallel.run_in_child`), so the trainer starts
 from a clean heap; one with kept sentences can be deferred
 (``load_corpus(..., defer=True)``, ``Corpus.load``) for the trainer to
-read in a child of its own.
+read in a child of its own. That read keeps no sentences either: the
+chunks count unigram's words and seed entries (each word with what
+follows it, :func:`count_entries`), merged and masked once per distinct
+string (:func:`_entries_corpus`); only where that would differ from the
+kept sentences (a sentence normalizing to "", "▁" outside the alphabet,
+NUL, a pretokenization delimiter) are the sentences kept.
 """
 
 from __future__ import annotations
@@ -63,7 +68,7 @@ from subtok.normalizers.charsmap import load_rules
 from subtok.normalizers.sentencepiece import Normalizer
 from subtok.parallel import chunks, ordered_map, run_in_child, worker_count
 from subtok.progress import input_size
-from subtok.symbols import BOUNDARY, UNK_CHAR
+from subtok.symbols import BOUNDARY, END_OF_TEXT, UNK_CHAR
 from subtok.symbols import SPACE_SYMBOL as SPACE
 from subtok.vocab import PieceType, byte_piece
 from subtok.training.spec import TrainerOptions
@@ -176,13 +181,19 @@ class Corpus:
     #: meta pieces (piece, PieceType) in id order; their ids in ``meta_ids``.
     meta: list[tuple[str, int]]
     meta_ids: list[int] = field(default_factory=list)
-    #: when ``sentences`` is not kept (model types other than unigram): the
-    #: distinct masked training units (:func:`training_units`) with summed
-    #: counts, sorted by (count desc, unit asc); None otherwise.
+    #: when ``sentences`` is not kept (model types other than unigram, and
+    #: unigram with ``entries``): the distinct masked training units
+    #: (:func:`training_units`) with summed counts, sorted by (count desc,
+    #: unit asc); None otherwise.
     units: list[tuple[str, int]] | None = None
     #: unigram from count files: (word, follower) -> count, masked, for
     #: its seed search (see :func:`count_followed`); None otherwise.
     followed: dict | None = None
+    #: unigram from a deferred load (:func:`_entries_corpus`): its seed
+    #: entries, ``word + follower`` -> count, masked (the follower as in
+    #: :func:`count_followed`, :data:`~subtok.symbols.END_OF_TEXT` at the
+    #: end), with its words in ``units``; None otherwise.
+    entries: dict | None = None
     #: True when the trainer owns the corpus (:func:`subtok.training.api.train`):
     #: it may then drop ``units`` once it has taken what it needs.
     consumable: bool = False
@@ -672,13 +683,51 @@ def count_followed(texts: list[str], chunk: list[tuple[str, int]], units: tuple)
     is in the next chunk). ``units``: ``("followed", suffix,
     whitespace_only, split_by_whitespace)``.
     """
+    out, inner, first, last, last_count, _ = _walk_followed(texts, chunk, units)
+    for part, count in inner.items():
+        if part[-1:] == "\x00":
+            out[(SPACE + part[:-1], "\x00" + SPACE)] += count
+        else:
+            out[(SPACE + part, SPACE)] += count
+    return out, first, last, last_count
+
+
+def _walk_followed(texts: list[str], chunk: list[tuple[str, int]], units: tuple):
+    """:func:`count_followed`'s walk: its pairs (word, follower) -> count,
+    but those of the batched runs of sentences (see :func:`_count_run`),
+    counted as parts; then its first character, last word and count, and
+    the number of non-empty texts."""
     _, suffix, ws_only, split_ws = units
     out: Counter = Counter()
     first = pending = None
     pending_count = 0
+    # Default flags: runs of count-1 sentences that start with "▁" (as the
+    # dummy prefix makes them) and hold no NUL are joined by NUL and split
+    # at "▁" in one call per batch (see _count_run), instead of a tuple
+    # per word.
+    fast = not suffix and not ws_only and split_ws
+    inner: Counter = Counter()  # see _count_run
+    run: list[str] = []
+    run_chars = nonempty = 0
     for text, (_, freq) in zip(texts, chunk):
         if not text:
             continue
+        nonempty += 1
+        if fast and freq == 1 and text[0] == SPACE and "\x00" not in text:
+            if not run:
+                if pending is None:
+                    first = SPACE
+                else:
+                    out[(pending, "\x00" + SPACE)] += pending_count
+            run.append(text)
+            run_chars += len(text)
+            if run_chars >= _COUNT_BATCH_CHARS:
+                pending, pending_count = _count_run(run, inner), 1
+                run_chars = 0
+            continue
+        if run:
+            pending, pending_count = _count_run(run, inner), 1
+            run_chars = 0
         if pending is None:
             first = text[0]
         else:
@@ -687,7 +736,137 @@ def count_followed(texts: list[str], chunk: list[tuple[str, int]], units: tuple)
         for i in range(len(words) - 1):
             out[(words[i], words[i + 1][0])] += freq
         pending, pending_count = words[-1], freq
-    return out, first, pending, pending_count
+    if run:
+        pending, pending_count = _count_run(run, inner), 1
+    return out, inner, first, pending, pending_count, nonempty
+
+
+def _count_run(run: list[str], inner: Counter) -> str:
+    """Count the words of ``run`` (sentences starting with "▁", without NUL)
+    but its last one into ``inner``, and empty ``run``; return that last word.
+
+    Joined by NUL and split at "▁", the sentences give "" first, then one
+    part per word without its "▁": the part of a word followed by "▁"
+    (the next word's first character), or by NUL + "▁" (the next sentence's
+    first character) with that NUL at its end.
+    """
+    parts = "\x00".join(run).split(SPACE)
+    run.clear()
+    last = parts.pop()
+    inner.update(itertools.islice(parts, 1, None))
+    return SPACE + last
+
+
+class FollowedStitch:
+    """Joins the chunks of :func:`count_followed`, in order: the last word
+    of a chunk is followed by NUL + the next chunk's first character."""
+
+    def __init__(self) -> None:
+        self.first: str | None = None
+        self.pending: str | None = None
+        self.count = 0
+
+    def edge(self, first: str | None, last: str | None,
+             last_count: int) -> tuple[tuple[str, str], int] | None:
+        """Take the next chunk's edges; return the (word, follower) pair
+        it completes with its count, or None."""
+        if first is None:
+            return None
+        if self.first is None:
+            self.first = first
+        joined = None
+        if self.pending is not None:
+            joined = (self.pending, "\x00" + first), self.count
+        self.pending, self.count = last, last_count
+        return joined
+
+    def chunk(self, counts: Counter, first: str | None, last: str | None,
+              last_count: int) -> Counter:
+        """``counts`` with the pair from the previous chunk's last word added."""
+        joined = self.edge(first, last, last_count)
+        if joined is not None:
+            counts[joined[0]] += joined[1]
+        return counts
+
+    def end(self) -> dict[tuple[str, str], int]:
+        """The last word: followed by the end of the text (an empty follower)."""
+        if self.pending is None:
+            return {}
+        return {(self.pending, ""): self.count}
+
+
+def mask_followed(followed: dict[tuple[str, str], int], alphabet: dict[str, int],
+                  counts: Counter) -> Counter:
+    """Characters outside the alphabet masked in the words and followers of
+    :func:`count_followed`'s counts (the NUL before a next sentence's
+    character stays)."""
+    items = list(followed.items())
+    words = mask_unknown([(word, 0) for (word, _), _ in items], alphabet, counts)
+    chars = mask_unknown([(follower[-1:], 0) for (_, follower), _ in items], alphabet, counts)
+    out: Counter = Counter()
+    for ((_, follower), count), (word, _), (char, _) in zip(items, words, chars):
+        out[(word, follower[:-1] + char)] += count
+    return out
+
+
+def count_entries(texts: Iterable[str], chunk: list[tuple[str, int]], units: tuple):
+    """What unigram's trainer takes from the normalized ``texts`` (see
+    :func:`subtok.models.unigram.trainer.collect_units`), for one chunk:
+    the parts of :func:`_count_run` -> count, ``word + follower`` -> count
+    for the other words (the follower as in :func:`count_followed`),
+    character -> count, then the first character and the last word with
+    its count (see :class:`FollowedStitch`), and the number of non-empty
+    texts. :func:`entries_of` makes them entries; the words are in those
+    (:func:`entry_words`), but the last one. ``units``: ``("entries",
+    suffix, whitespace_only, split_by_whitespace)``.
+    """
+    pairs, parts, first, last, last_count, nonempty = _walk_followed(
+        texts, chunk, ("followed",) + units[1:])
+    # The words cover the texts: their characters are the texts' ones,
+    # counted once per distinct word. A part is a word without its "▁",
+    # with NUL at the end of a sentence (the only NUL: no text of a run
+    # holds one).
+    chars = weighted_chars(parts, parts.values())
+    chars.pop("\x00", None)
+    if parts:
+        chars[SPACE] += sum(parts.values())
+    entries: dict[str, int] = {}
+    words: dict[str, int] = {}
+    if last is not None:
+        words[last] = last_count
+    # (The words straight from the pairs, not from the entries: a word
+    # holding NUL must show in the characters, see _entries_corpus.)
+    for (word, follower), count in pairs.items():
+        words[word] = words.get(word, 0) + count
+        key = word + follower
+        entries[key] = entries.get(key, 0) + count
+    del pairs
+    chars.update(weighted_chars(words, words.values()))
+    return parts, entries, chars, first, last, last_count, nonempty
+
+
+def entries_of(parts: Counter, entries: dict[str, int]) -> dict[str, int]:
+    """:func:`count_entries`' parts and entries as entries only."""
+    # A part's entry is "▁" + part + "▁", whether it ends with NUL or not
+    # (see _count_run).
+    out = dict(zip(map(f"{SPACE}%s{SPACE}".__mod__, parts), parts.values()))
+    get = out.get
+    for key, count in entries.items():
+        out[key] = get(key, 0) + count
+    return out
+
+
+def entry_words(entries: dict[str, int]) -> dict[str, int]:
+    """The words of :func:`count_entries`' entries (whose words hold no
+    NUL) with their counts: each entry's key without its follower."""
+    words: dict[str, int] = {}
+    get = words.get
+    find = str.find
+    for key, count in entries.items():
+        cut = find(key, "\x00")
+        word = key[:cut] if cut >= 0 else key[:-1]
+        words[word] = get(word, 0) + count
+    return words
 
 
 def _chunk_job(job: _NormalizeJob, chunk: list[tuple[str, int]]):
@@ -695,14 +874,15 @@ def _chunk_job(job: _NormalizeJob, chunk: list[tuple[str, int]]):
     or None, unit counts or None, number of non-empty sentences).
 
     With units, the characters are counted later from the merged units
-    (they cover the sentences exactly), which is much cheaper.
+    (they cover the sentences exactly), which is much cheaper; unigram's
+    ``("entries", ...)`` counts them here, from the chunk's words (see
+    :func:`count_entries`).
     """
     normalize = job.normalize
     replace = job.replace
     delimiter = job.delimiter
     units = job.units
     plain_words = job.plain_words
-    texts = []
     plain: list[str] = []  # raw lines of count 1 with words (see _plain_words)
     rest = chunk  # the sentences of ``texts``
     if plain_words is not None:
@@ -714,13 +894,21 @@ def _chunk_job(job: _NormalizeJob, chunk: list[tuple[str, int]]):
                     plain.append(text)
             else:
                 rest.append(item)
-    for text, _ in rest:
-        text = normalize(text)
-        if replace is not None:
-            text = replace(text)
-        if delimiter:
-            text = text.replace(delimiter, BOUNDARY)
-        texts.append(text)
+
+    def normalized() -> Iterator[str]:
+        for text, _ in rest:
+            text = normalize(text)
+            if replace is not None:
+                text = replace(text)
+            if delimiter:
+                text = text.replace(delimiter, BOUNDARY)
+            yield text
+
+    if units is not None and units[0] == "entries":
+        # Counted as they come: the chunk's normalized texts never exist together.
+        unit_counts = count_entries(normalized(), rest, units)
+        return len(chunk), None, None, unit_counts[:-1], unit_counts[-1]
+    texts = list(normalized())
     counts = unit_counts = sentences = None
     if units is not None:
         unit_counts = _count_units(texts, rest, units, plain)
@@ -942,7 +1130,8 @@ def load_corpus(options: TrainerOptions, progress: Progress | None = None,
         meta = build_meta(options)  # (its errors come now, as without defer)
         return Corpus(sentences=[], alphabet={}, meta=[(piece, kind) for _, piece, kind in meta],
                       meta_ids=[i for i, _, _ in meta],
-                      load=functools.partial(_load_corpus, options, progress, lines, True))
+                      load=functools.partial(_load_corpus, options, progress, lines, True,
+                                             entries=True))
     if not keep_sentences and large:
         # Load in a forked child and take back only the result: the
         # trainer then starts from a small, unfragmented heap instead of
@@ -961,7 +1150,11 @@ def load_corpus(options: TrainerOptions, progress: Progress | None = None,
 
 
 def _load_corpus(options: TrainerOptions, progress: Progress, lines: Iterable | None,
-                 keep_sentences: bool) -> Corpus:
+                 keep_sentences: bool, entries: bool = False) -> Corpus:
+    """The corpus of ``options`` (see :func:`load_corpus`). ``entries``
+    (unigram, with ``keep_sentences``): no sentences are kept but
+    ``Corpus.units`` and ``Corpus.entries``, unless the sentences would
+    give others (see :func:`_entries_corpus`)."""
     units = None if keep_sentences else training_units(options)
     meta = build_meta(options)
     normalizer = make_normalizer(options)  # shared by both passes
@@ -979,6 +1172,13 @@ def _load_corpus(options: TrainerOptions, progress: Progress, lines: Iterable | 
         return stream, sum(_file_size(path) for path in options.input)
 
     raw, size = source(progress)
+    if entries and keep_sentences and not options.pretokenization_delimiter:
+        corpus = _entries_corpus(raw, size, options, meta, progress, normalizer,
+                                  _describe_input(options, lines))
+        if corpus is not None:
+            return corpus
+        if not isinstance(raw, list):  # read again, quietly
+            raw, size = source(Progress(False, 2))
     result = normalize_pass(raw, options, meta, progress, keep_sentences=keep_sentences,
                             units=units, size=size, normalizer=normalizer)
     if not result.total:
@@ -1010,6 +1210,84 @@ def _load_corpus(options: TrainerOptions, progress: Progress, lines: Iterable | 
     return Corpus(sentences=sentences, alphabet=alphabet,
                   meta=[(piece, kind) for _, piece, kind in meta],
                   meta_ids=[i for i, _, _ in meta], units=unit_list)
+
+
+def _entries_corpus(raw: Iterable[tuple[str, int]], size: int, options: TrainerOptions,
+                    meta: list[tuple[int, str, int]], progress: Progress, normalizer: Normalizer,
+                    where: str) -> Corpus | None:
+    """Unigram's corpus without sentences: its units (``Corpus.units``) and
+    seed entries (``Corpus.entries``), counted by the normalizing workers
+    chunk by chunk (:func:`count_entries`), merged, and masked once per
+    distinct string: the sentences never exist together, and nothing
+    walks them serially.
+
+    None when the kept sentences would give other units or entries (the
+    caller then loads those): some sentence normalizes to "" (sentencepiece
+    swaps the last sentence into its place, which changes what follows
+    what), "▁" falls outside the alphabet (masked, it no longer splits
+    words), or a sentence holds NUL (the entries' separator) or
+    :data:`~subtok.symbols.END_OF_TEXT`; and when the corpus is empty (the
+    caller's checks say so).
+    """
+    units = ("entries", options.treat_whitespace_as_suffix,
+             options.allow_whitespace_only_pieces, options.split_by_whitespace)
+    parts: Counter = Counter()    # (see count_entries)
+    entries: Counter = Counter()
+    counts: Counter = Counter()
+    stitch = FollowedStitch()
+    total = nonempty = 0
+    counting = progress if isinstance(raw, list) else Progress(False)
+    with counting.bar(total=len(raw) if isinstance(raw, list) else None,
+                      desc="normalizing", unit=" lines") as bar:
+        for chunk_size, chunk_units, chunk_nonempty in unit_count_chunks(
+                raw, options, meta, units, size, normalizer):
+            bar.update(chunk_size)
+            total += chunk_size
+            nonempty += chunk_nonempty
+            chunk_parts, chunk_entries, chunk_counts, first, last, last_count = chunk_units
+            del chunk_units
+            joined = stitch.edge(first, last, last_count)
+            if joined is not None:
+                (word, follower), count = joined
+                entries[word + follower] += count
+            parts.update(chunk_parts)
+            entries.update(chunk_entries)
+            counts.update(chunk_counts)
+            del chunk_parts, chunk_entries
+    if not total or nonempty != total or "\x00" in counts or END_OF_TEXT in counts:
+        return None
+    chars = list(counts)  # (checked_alphabet takes space out of counts)
+    alphabet = checked_alphabet(options, counts, where)
+    if SPACE in counts and SPACE not in alphabet:
+        return None
+    check_vocab_fits(options, alphabet, meta)
+    # The end of the text follows the last word.
+    entries[stitch.pending + END_OF_TEXT] += stitch.count
+    if any(char not in alphabet for char in chars):
+        table, _ = _mask_table(alphabet, chars)
+        del table[0]  # NUL: only the separator before a next sentence (see count_entries)
+        search = re.compile("[%s]" % "".join("\\U%08x" % c for c in sorted(table))).search
+        for counter in (parts, entries):
+            # All masked keys leave first (see mask_units).
+            moved = [(key.translate(table), counter.pop(key))
+                     for key in [key for key in counter if search(key)]]
+            for key, count in moved:
+                counter[key] += count
+    # The words: "▁" + each part, without the NUL that ends a sentence's
+    # last part, and those of the other entries.
+    words = dict(zip(map(SPACE.__add__, parts), parts.values()))
+    get = words.get
+    for part in [part for part in parts if "\x00" in part]:
+        count = words.pop(SPACE + part)
+        word = SPACE + part[:-1]
+        words[word] = get(word, 0) + count
+    for word, count in entry_words(entries).items():
+        words[word] = get(word, 0) + count
+    units = sorted_by_count(words)
+    del words
+    entries = entries_of(parts, entries)
+    return Corpus(sentences=[], alphabet=alphabet, meta=[(piece, kind) for _, piece, kind in meta],
+                  meta_ids=[i for i, _, _ in meta], units=units, entries=entries)
 
 
 def checked_alphabet(options: TrainerOptions, counts: Counter, where: str) -> dict[str, int]:
@@ -1121,5 +1399,6 @@ def words_with_counts(corpus: Corpus, options: TrainerOptions) -> list[tuple[str
 
 
 __all__ = ["Corpus", "Progress", "load_corpus", "build_meta", "read_sentences", "select",
-           "normalize_pass", "normalize_workers", "unit_count_chunks", "count_followed", "training_units", "mask_units", "compute_alphabet", "checked_alphabet", "check_vocab_fits", "weighted_chars", "split_into_words", "count_words",
+           "normalize_pass", "normalize_workers", "unit_count_chunks", "count_followed", "count_entries",
+           "entries_of", "entry_words", "FollowedStitch", "mask_followed", "training_units", "mask_units", "compute_alphabet", "checked_alphabet", "check_vocab_fits", "weighted_chars", "split_into_words", "count_words",
            "words_with_counts", "make_normalizer", "MT19937", "FileRange", "byte_ranges"]

@@ -50,9 +50,10 @@ from subtok.errors import InputError, OutputError, TrainerError
 from subtok.normalizers.charsmap import decode_charsmap
 from subtok.symbols import SPACE_SYMBOL
 from subtok.training import TOKENIZER_FILE_TYPES
-from subtok.training.corpus import (INT64_MAX, Corpus, Progress, build_meta, check_vocab_fits,
-                                    checked_alphabet, mask_units, mask_unknown, normalize_workers,
-                                    read_sentences, unit_count_chunks, weighted_chars)
+from subtok.training.corpus import (INT64_MAX, Corpus, FollowedStitch, Progress, build_meta,
+                                    check_vocab_fits, checked_alphabet, mask_followed, mask_units,
+                                    normalize_workers, read_sentences, unit_count_chunks,
+                                    weighted_chars)
 from subtok.training.families import (counting_workers, input_size, pretoken_count_chunks,
                                       pretoken_counter)
 from subtok.training.spec import TrainerOptions
@@ -530,14 +531,9 @@ def _count_family(options: TrainerOptions, table: SpillTable, progress: Progress
     return fields
 
 
-class _Stitch:
-    """Joins the chunks of unigram's (word, follower) counts: the last word
-    of a chunk is followed by NUL + the next chunk's first character."""
-
-    def __init__(self) -> None:
-        self.first: str | None = None
-        self.pending: str | None = None
-        self.count = 0
+class _Stitch(FollowedStitch):
+    """:class:`~subtok.training.corpus.FollowedStitch` giving escaped units,
+    and the header's edges."""
 
     def edges(self) -> dict:
         """The header's ``first`` and ``last`` (see :data:`EDGES`)."""
@@ -546,19 +542,11 @@ class _Stitch:
 
     def chunk(self, counts: Counter, first: str | None, last: str | None,
               last_count: int) -> dict[bytes, int]:
-        if first is not None:
-            if self.first is None:
-                self.first = first
-            if self.pending is not None:
-                counts[(self.pending, "\x00" + first)] += self.count
-            self.pending, self.count = last, last_count
+        counts = super().chunk(counts, first, last, last_count)
         return {escape_followed(word, follower): n for (word, follower), n in counts.items()}
 
     def end(self) -> dict[bytes, int]:
-        """The last word: followed by the end of the text."""
-        if self.pending is None:
-            return {}
-        return {escape_followed(self.pending, ""): self.count}
+        return {escape_followed(word, follower): n for (word, follower), n in super().end().items()}
 
 
 def _input_bytes(options: TrainerOptions) -> int:
@@ -754,23 +742,10 @@ def load_counted_corpus(options: TrainerOptions, progress: Progress | None = Non
         unit_list = mask_units(units, alphabet, counts)
     del units
     if followed is not None:
-        followed = _mask_followed(followed, alphabet, counts)
+        followed = mask_followed(followed, alphabet, counts)
     return Corpus(sentences=[], alphabet=alphabet,
                   meta=[(piece, kind) for _, piece, kind in meta],
                   meta_ids=[i for i, _, _ in meta], units=unit_list, followed=followed)
-
-
-def _mask_followed(followed: dict[tuple[str, str], int], alphabet: dict[str, int],
-                   counts: Counter) -> Counter:
-    """Characters outside the alphabet masked in the words and followers
-    (the NUL before a next sentence's character stays)."""
-    items = list(followed.items())
-    words = mask_unknown([(word, 0) for (word, _), _ in items], alphabet, counts)
-    chars = mask_unknown([(follower[-1:], 0) for (_, follower), _ in items], alphabet, counts)
-    out: Counter = Counter()
-    for ((_, follower), count), (word, _), (char, _) in zip(items, words, chars):
-        out[(word, follower[:-1] + char)] += count
-    return out
 
 
 def load_counted_pretokens(options: TrainerOptions, expected: dict) -> Counter:

@@ -127,6 +127,64 @@ def test_deferred_corpus_trains_as_a_loaded_one(monkeypatch):
     assert deferred.alphabet == loaded.alphabet and deferred.meta == loaded.meta
 
 
+def _deferred_and_loaded(path, monkeypatch, **flags):
+    """(deferred corpus once loaded, loaded corpus, options) of ``path``,
+    the deferred one read in small chunks by two workers."""
+    from subtok.training import corpus as corpus_module
+    from subtok.training.spec import TrainerOptions
+    monkeypatch.setattr(corpus_module, "LOAD_IN_CHILD_MIN_BYTES", 0)
+    monkeypatch.setattr(corpus_module, "NORMALIZE_PARALLEL_MIN_CHARS", 0)
+    monkeypatch.setattr(corpus_module, "NORMALIZE_CHUNK_CHARS", 5000)
+    monkeypatch.setattr(corpus_module, "NORMALIZE_MIN_CHUNK_CHARS", 5000)
+    monkeypatch.setattr(corpus_module, "_COUNT_BATCH_CHARS", 700)
+    flags = dict(dict(model_type="unigram", vocab_size=2000, num_threads=2), **flags)
+    options = TrainerOptions.from_kwargs(input=[str(path)], **flags)
+    deferred = corpus_module.load_corpus(options, defer=True).load()
+    options = TrainerOptions.from_kwargs(input=[str(path)], **dict(flags, num_threads=1))
+    return deferred, corpus_module.load_corpus(options), options
+
+
+@needs_data
+@pytest.mark.parametrize("lines, flags, counted", [
+    ("botchan", {}, True),
+    ("botchan", {"treat_whitespace_as_suffix": True}, True),
+    ("botchan", {"split_by_whitespace": False}, True),
+    ("botchan", {"allow_whitespace_only_pieces": True, "remove_extra_whitespaces": False}, True),
+    ("botchan", {"add_dummy_prefix": False, "user_defined_symbols": "the,ing"}, True),
+    ("botchan", {"input_sentence_size": 1500, "shuffle_input_sentence": True}, True),
+    ("botchan", {"character_coverage": 0.98}, True),
+    ("tsv", {"input_format": "tsv"}, True),
+    ("blank", {}, False),                         # a line normalizing to "" (order swapped)
+    ("nospace", {"character_coverage": 0.5}, False),   # "▁" masked: no word split
+    ("nul", {"normalization_rule_name": "identity"}, False),
+    ("botchan", {"pretokenization_delimiter": "e"}, False),
+])
+def test_deferred_units_and_seed_entries_are_the_sentences_ones(tmp_path, monkeypatch, lines,
+                                                                 flags, counted):
+    """The deferred corpus's units and seed entries, counted chunk by chunk
+    in the normalizing workers, are those of the kept sentences (the
+    corner cases where they would differ load the sentences)."""
+    from subtok.models.unigram import trainer as unigram
+    text = (CORPORA_DIR / "botchan.txt").read_text(encoding="utf-8").splitlines()[:2000]
+    if lines == "tsv":
+        text = ["%s\t%d" % (line, 1 + i % 3) for i, line in enumerate(text) if line.strip()]
+    elif lines == "blank":
+        text[100] = "   "
+    elif lines == "nospace":
+        text = [line.replace(" ", "") for line in text]
+    elif lines == "nul":
+        text[100] = "a\0b " + text[100]
+    path = tmp_path / "input.txt"
+    path.write_text("\n".join(text) + "\n", encoding="utf-8")
+    deferred, loaded, options = _deferred_and_loaded(path, monkeypatch, **flags)
+    assert (deferred.entries is not None) == counted and bool(deferred.sentences) != counted
+    assert loaded.entries is None and loaded.sentences
+    units, entries = unigram.collect_units(deferred, options)
+    assert units == unigram.collect_units(loaded, options)[0]
+    assert entries == unigram.collect_units(loaded, options)[1]
+    assert deferred.alphabet == loaded.alphabet and list(deferred.alphabet) == list(loaded.alphabet)
+
+
 @needs_data
 def test_progress_reports_em_steps():
     from subtok.models.unigram import trainer as unigram

@@ -80,7 +80,7 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterator
 from itertools import accumulate, chain, islice, repeat
-from operator import add, xor
+from operator import add, itemgetter, xor
 
 from subtok.errors import TrainerError
 from subtok.float32 import f32
@@ -89,16 +89,15 @@ from subtok.models.unigram.lattice import (DROPPED, UNKNOWN, UnitLattices, popul
 from subtok.models.unigram.trie import index_table
 from subtok.parallel import (PersistentWorkers, chunk_bounds, ordered_map, run_in_child,
                              worker_count)
-from subtok.symbols import SPACE_SYMBOL, UNK_CHAR
+from subtok.symbols import END_OF_TEXT, SPACE_SYMBOL, UNK_CHAR
 from subtok.training.corpus import sorted_by_count, sorted_items, split_into_words
 from subtok.training.validity import PieceValidator
 
 LOG = logging.getLogger(__name__)
 
 NUL = "\x00"
-#: Follower of the corpus's last stretch: the end of the text, whose "lead
-#: byte" differs from every real one.
-END = "\U0010ffff"
+#: Follower of the corpus's last stretch.
+END = END_OF_TEXT
 
 #: M-step threshold on expected counts (``kExpectedFrequencyThreshold``).
 EXPECTED_FREQUENCY_THRESHOLD = 0.5
@@ -245,6 +244,8 @@ def collect_units(corpus, options) -> tuple[list[tuple[str, int]], dict[str, int
     """
     if getattr(corpus, "followed", None) is not None:
         return units_from_followed(corpus.followed)
+    if getattr(corpus, "entries", None) is not None:
+        return corpus.units, seed_entries(corpus.entries)
     split_ws = options.split_by_whitespace
     delimiter = options.pretokenization_delimiter
     simple_prefix = (split_ws and not options.treat_whitespace_as_suffix
@@ -314,22 +315,22 @@ def units_from_followed(followed: dict[tuple[str, str], int]) -> tuple[list[tupl
 def seed_entries(followed: dict[str, int]) -> dict[str, int]:
     """Seed entries from stretch + follower counts: stretches are cut at
     U+2585 (no piece contains it), each cut part followed by U+2585."""
-    entries: dict[str, int] = {}
-    for key, count in followed.items():
-        if UNK_CHAR not in key:  # (the common case: nothing to cut)
-            entries[key] = entries.get(key, 0) + count
-            continue
+    entries = dict(followed)
+    for key in [key for key in followed if UNK_CHAR in key]:  # usually few
         stretch, follower = _split_entry(key)
-        if UNK_CHAR in stretch:
-            pieces = stretch.split(UNK_CHAR)
-            for piece in pieces[:-1]:
-                if piece:
-                    piece += UNK_CHAR
-                    entries[piece] = entries.get(piece, 0) + count
-            if not pieces[-1]:
-                continue
+        if UNK_CHAR not in stretch:
+            continue
+        # No key made here has U+2585 in its stretch: this key's count is
+        # its own.
+        count = entries.pop(key)
+        pieces = stretch.split(UNK_CHAR)
+        for piece in pieces[:-1]:
+            if piece:
+                piece += UNK_CHAR
+                entries[piece] = entries.get(piece, 0) + count
+        if pieces[-1]:
             key = pieces[-1] + follower
-        entries[key] = entries.get(key, 0) + count
+            entries[key] = entries.get(key, 0) + count
     return entries
 
 
@@ -787,9 +788,9 @@ class _UnitTexts:
     """
 
     def __init__(self, units: list[tuple[str, int]]) -> None:
-        self.text = "".join(text for text, _ in units)
-        self.lengths = array("q", (len(text) for text, _ in units))
-        self.weights = array("q", (weight for _, weight in units))
+        self.text = "".join(map(itemgetter(0), units))
+        self.lengths = array("q", map(len, map(itemgetter(0), units)))
+        self.weights = array("q", map(itemgetter(1), units))
 
     def texts(self, lo: int, hi: int, start: int) -> list[str]:
         """The texts of units ``lo..hi-1``; ``start`` is where unit ``lo`` begins in :attr:`text`."""
