@@ -136,10 +136,11 @@ class _State:
         sentencepiece. New pairs get their stamps in the order they first
         appear in that walk.
 
-        Per occurrence only the new pairs' gains are summed (in one dict,
-        whose order is the first-seen order); the pair each new one
-        replaces (``p + left`` for ``p + merged``, ``right + n`` for
-        ``merged + n``) loses that sum once per merge.
+        Per occurrence only the word is noted, under the neighbouring
+        character (:class:`_Gains`, one per side, sharing the first-seen
+        order); once per merge each new pair's gain is summed and the pair
+        it replaces (``p + left`` for ``p + merged``, ``right + n`` for
+        ``merged + n``) loses it.
         """
         left, right = key
         merged = next(self._fresh)
@@ -147,36 +148,39 @@ class _State:
         pairs = self.pairs
         words, word_freq = self.words, self.word_freq
         occurrences = pairs.pop(key)  # gone for good: no later merge can add it back
-        gained: collections.defaultdict[str, list[int]] = collections.defaultdict(list)
+        order: list = []
+        before = _Gains(order, merged, left, True)  # (char, merged) by char
+        after = _Gains(order, merged, right, False)  # (merged, char) by char
         adjacent = 0  # what (merged, left) loses again between two adjacent occurrences
         # An occurrence list is appended to in word order (at the start, or
         # in the one merge that made its pair's newer symbol), so words come
         # in order; a repeated or stale word no longer holds the pair.
+        # split + join: one scan of the word, and the single-occurrence
+        # case (nearly all) tells itself by the two parts.
         for w in itertools.islice(occurrences, 2, None):
             s = words[w]
             if key not in s:
                 continue
-            head, _, tail = s.partition(key)
-            words[w] = s.replace(key, merged)
-            if key in tail:
-                adjacent += _walk(s, key, merged, len(head), word_freq[w], w, gained)
+            parts = s.split(key)
+            words[w] = merged.join(parts)
+            try:
+                head, tail = parts
+            except ValueError:  # several occurrences (rare)
+                adjacent += _walk(s, key, merged, len(parts[0]), word_freq[w], w, before, after)
                 continue
             if head:
-                gained[head[-1] + merged].append(w)
+                before[head[-1]].append(w)
             if tail:
-                gained[merged + tail[0]].append(w)
-        both = merged + merged
+                after[tail[0]].append(w)
         unk = self.unk
         new_pairs = self.new_pairs
         find = pairs.get
         freq = word_freq.__getitem__
         stamp = self.stamps
         zeroed: list[str] = []
-        for k, found_in in gained.items():
+        for k, lost, found_in in order:
             gain = sum(map(freq, found_in))
-            if k != both:
-                a, b = k
-                lost = a + left if b == merged else right + b
+            if lost is not None:
                 old = find(lost)
                 if old is not None:
                     old[0] -= gain
@@ -215,7 +219,32 @@ class _State:
         return keys
 
 
-def _walk(s: str, key: str, merged: str, i: int, f: int, w: int, gained: dict[str, list[int]]) -> int:
+class _Gains(dict):
+    """The words where the new pairs on one side of a merged symbol occur,
+    keyed by the neighbouring character (no pair string is built per
+    occurrence); ``order`` gets (pair, pair it replaces, words) for each
+    new pair, in the order both sides first see them (the stamps' order)."""
+
+    __slots__ = ("order", "merged", "edge", "before")
+
+    def __init__(self, order: list, merged: str, edge: str, before: bool) -> None:
+        self.order, self.merged, self.edge, self.before = order, merged, edge, before
+
+    def __missing__(self, char: str) -> list[int]:
+        found_in = self[char] = []
+        merged = self.merged
+        if not self.before:
+            self.order.append((merged + char, self.edge + char, found_in))
+        elif char == merged:
+            # (merged, merged): what (merged, left) loses for it is the
+            # walk's ``adjacent``, taken once the merge's gains are in.
+            self.order.append((char + merged, None, found_in))
+        else:
+            self.order.append((char + merged, char + self.edge, found_in))
+        return found_in
+
+
+def _walk(s: str, key: str, merged: str, i: int, f: int, w: int, before: _Gains, after: _Gains) -> int:
     """The new pairs of word ``w`` (count ``f``) with several occurrences
     of ``key`` (the first at ``i``), walked left to right as sentencepiece
     rewrites them; returns what (merged, left) loses again, ``f`` per two
@@ -226,11 +255,11 @@ def _walk(s: str, key: str, merged: str, i: int, f: int, w: int, gained: dict[st
     while i >= 0:
         if i == end:
             adjacent += f
-            gained[merged + merged].append(w)
+            before[merged].append(w)
         elif i > 0:
-            gained[s[i - 1] + merged].append(w)
+            before[s[i - 1]].append(w)
         if i < last:
-            gained[merged + s[i + 2]].append(w)
+            after[s[i + 2]].append(w)
         end = i + 2
         i = s.find(key, end)
     return adjacent
