@@ -92,16 +92,20 @@ class _State:
         # Each pair's words, one entry per occurrence, in word order; its
         # frequency is then the sum of their counts (in C, once per pair).
         # The dict's order is the order in which the pairs are first seen,
-        # which gives the stamps.
-        seen: collections.defaultdict[str, list[int]] = collections.defaultdict(list)
+        # which gives the stamps. Keyed by (left, right) while counting: a
+        # tuple of characters hashes from theirs (cached for most), and zip
+        # reuses its tuple, where a pair string would be built and hashed
+        # per occurrence.
+        seen: collections.defaultdict[tuple[str, str], list[int]] = collections.defaultdict(list)
         for w, s in enumerate(self.words):
-            for key in map(str.__add__, s, s[1:]):
-                seen[key].append(w)
+            for chars in zip(s, s[1:]):
+                seen[chars].append(w)
         pairs, new_pairs = self.pairs, self.new_pairs
         freq = self.word_freq.__getitem__
         unk = self.unk
         stamp = 0
-        for key, found_in in seen.items():
+        for (a, b), found_in in seen.items():
+            key = a + b
             if unk not in key:
                 found_in[:0] = (sum(map(freq, found_in)), stamp)
                 stamp += 1
