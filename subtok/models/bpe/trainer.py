@@ -141,10 +141,9 @@ class _State:
         appear in that walk.
 
         Per occurrence only the word is noted, under the neighbouring
-        character (:class:`_Gains`, one per side, sharing the first-seen
-        order); once per merge each new pair's gain is summed and the pair
-        it replaces (``p + left`` for ``p + merged``, ``right + n`` for
-        ``merged + n``) loses it.
+        character; once per merge each new pair's gain is summed and the
+        pair it replaces (``p + left`` for ``p + merged``, ``right + n``
+        for ``merged + n``) loses it.
         """
         left, right = key
         merged = next(self._fresh)
@@ -152,9 +151,11 @@ class _State:
         pairs = self.pairs
         words, word_freq = self.words, self.word_freq
         occurrences = pairs.pop(key)  # gone for good: no later merge can add it back
-        order: list = []
-        before = _Gains(order, merged, left, True)  # (char, merged) by char
-        after = _Gains(order, merged, right, False)  # (merged, char) by char
+        # The words of each new pair, under the neighbour of the merged
+        # symbol: the character itself for (char, merged), its code point
+        # for (merged, char) - one dict, so its order is the first-seen
+        # order, and no pair string is built per occurrence.
+        gained: collections.defaultdict[str | int, list[int]] = collections.defaultdict(list)
         adjacent = 0  # what (merged, left) loses again between two adjacent occurrences
         # An occurrence list is appended to in word order (at the start, or
         # in the one merge that made its pair's newer symbol), so words come
@@ -170,20 +171,29 @@ class _State:
             try:
                 head, tail = parts
             except ValueError:  # several occurrences (rare)
-                adjacent += _walk(s, key, merged, len(parts[0]), word_freq[w], w, before, after)
+                adjacent += _walk(s, key, merged, len(parts[0]), word_freq[w], w, gained)
                 continue
             if head:
-                before[head[-1]].append(w)
+                gained[head[-1]].append(w)
             if tail:
-                after[tail[0]].append(w)
+                gained[ord(tail[0])].append(w)
         unk = self.unk
         new_pairs = self.new_pairs
         find = pairs.get
         freq = word_freq.__getitem__
         stamp = self.stamps
         zeroed: list[str] = []
-        for k, lost, found_in in order:
+        for neighbour, found_in in gained.items():
             gain = sum(map(freq, found_in))
+            if neighbour.__class__ is int:
+                char = chr(neighbour)
+                k = merged + char
+                lost = right + char
+            else:
+                k = neighbour + merged
+                # (merged, merged): what (merged, left) loses for it is
+                # ``adjacent``, taken once the merge's gains are in.
+                lost = None if neighbour == merged else neighbour + left
             if lost is not None:
                 old = find(lost)
                 if old is not None:
@@ -223,32 +233,7 @@ class _State:
         return keys
 
 
-class _Gains(dict):
-    """The words where the new pairs on one side of a merged symbol occur,
-    keyed by the neighbouring character (no pair string is built per
-    occurrence); ``order`` gets (pair, pair it replaces, words) for each
-    new pair, in the order both sides first see them (the stamps' order)."""
-
-    __slots__ = ("order", "merged", "edge", "before")
-
-    def __init__(self, order: list, merged: str, edge: str, before: bool) -> None:
-        self.order, self.merged, self.edge, self.before = order, merged, edge, before
-
-    def __missing__(self, char: str) -> list[int]:
-        found_in = self[char] = []
-        merged = self.merged
-        if not self.before:
-            self.order.append((merged + char, self.edge + char, found_in))
-        elif char == merged:
-            # (merged, merged): what (merged, left) loses for it is the
-            # walk's ``adjacent``, taken once the merge's gains are in.
-            self.order.append((char + merged, None, found_in))
-        else:
-            self.order.append((char + merged, char + self.edge, found_in))
-        return found_in
-
-
-def _walk(s: str, key: str, merged: str, i: int, f: int, w: int, before: _Gains, after: _Gains) -> int:
+def _walk(s: str, key: str, merged: str, i: int, f: int, w: int, gained: dict) -> int:
     """The new pairs of word ``w`` (count ``f``) with several occurrences
     of ``key`` (the first at ``i``), walked left to right as sentencepiece
     rewrites them; returns what (merged, left) loses again, ``f`` per two
@@ -259,11 +244,11 @@ def _walk(s: str, key: str, merged: str, i: int, f: int, w: int, before: _Gains,
     while i >= 0:
         if i == end:
             adjacent += f
-            before[merged].append(w)
+            gained[merged].append(w)
         elif i > 0:
-            before[s[i - 1]].append(w)
+            gained[s[i - 1]].append(w)
         if i < last:
-            after[s[i + 2]].append(w)
+            gained[ord(s[i + 2])].append(w)
         end = i + 2
         i = s.find(key, end)
     return adjacent
