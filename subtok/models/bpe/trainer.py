@@ -86,7 +86,12 @@ class _State:
         self.unk = UNK_CHAR
         self.zeros: list[int] = []  # pairs without occurrences, packed (see merge)
         self.pairs: dict[str, list] = {}
+        # A last word of count 0, in no pair: the two leading slots of a
+        # new pair's list hold it until they get the frequency and stamp,
+        # so the words' sum can be taken over the whole list.
         self.word_freq = [f for _, f in words]
+        self.word_freq.append(0)
+        self._header = [len(words)] * 2
         self.words = [w for w, _ in words]
         self.new_pairs: list[str] = []
         # Each pair's words, one entry per occurrence, in word order; its
@@ -155,7 +160,7 @@ class _State:
         # symbol: the character itself for (char, merged), its code point
         # for (merged, char) - one dict, so its order is the first-seen
         # order, and no pair string is built per occurrence.
-        gained: collections.defaultdict[str | int, list[int]] = collections.defaultdict(list)
+        gained: collections.defaultdict[str | int, list[int]] = collections.defaultdict(self._header.copy)
         adjacent = 0  # what (merged, left) loses again between two adjacent occurrences
         # An occurrence list is appended to in word order (at the start, or
         # in the one merge that made its pair's newer symbol), so words come
@@ -202,7 +207,8 @@ class _State:
                         zeroed.append(lost)
             if unk in k:
                 continue
-            found_in[:0] = (gain, stamp)
+            found_in[0] = gain
+            found_in[1] = stamp
             stamp += 1
             pairs[k] = found_in
             new_pairs.append(k)
@@ -286,7 +292,7 @@ def _train(corpus: Corpus, options: TrainerOptions, progress: Progress) -> list[
     # are queued does not matter.
     heap: list = []
     queued: set[str] = set()
-    waiting: dict[int, list[str]] = {}
+    waiting: collections.defaultdict[int, list[str]] = collections.defaultdict(list)
     push = heapq.heappush
     threshold = 0
 
@@ -302,7 +308,7 @@ def _train(corpus: Corpus, options: TrainerOptions, progress: Progress) -> list[
                 if entry[0] >= threshold:
                     enqueue(key, entry)
                 else:
-                    waiting.setdefault(entry[0].bit_length(), []).append(key)
+                    waiting[entry[0].bit_length()].append(key)
         state.new_pairs.clear()
 
     push_new()
@@ -332,7 +338,7 @@ def _train(corpus: Corpus, options: TrainerOptions, progress: Progress) -> list[
                         if entry[0] >= threshold:
                             enqueue(key, entry)
                         else:
-                            waiting.setdefault(entry[0].bit_length(), []).append(key)
+                            waiting[entry[0].bit_length()].append(key)
                 continue
             neg, length, text, order, key = heapq.heappop(heap)
             entry = pairs.get(key)
