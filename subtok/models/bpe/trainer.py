@@ -86,12 +86,7 @@ class _State:
         self.unk = UNK_CHAR
         self.zeros: list[int] = []  # pairs without occurrences, packed (see merge)
         self.pairs: dict[str, list] = {}
-        # A last word of count 0, in no pair: the two leading slots of a
-        # new pair's list hold it until they get the frequency and stamp,
-        # so the words' sum can be taken over the whole list.
         self.word_freq = [f for _, f in words]
-        self.word_freq.append(0)
-        self._header = [len(words)] * 2
         self.words = [w for w, _ in words]
         self.new_pairs: list[str] = []
         # Each pair's words, one entry per occurrence, in word order; its
@@ -160,7 +155,7 @@ class _State:
         # symbol: the character itself for (char, merged), its code point
         # for (merged, char) - one dict, so its order is the first-seen
         # order, and no pair string is built per occurrence.
-        gained: collections.defaultdict[str | int, list[int]] = collections.defaultdict(self._header.copy)
+        gained: collections.defaultdict[str | int, list[int]] = collections.defaultdict(list)
         adjacent = 0  # what (merged, left) loses again between two adjacent occurrences
         # An occurrence list is appended to in word order (at the start, or
         # in the one merge that made its pair's newer symbol), so words come
@@ -207,8 +202,7 @@ class _State:
                         zeroed.append(lost)
             if unk in k:
                 continue
-            found_in[0] = gain
-            found_in[1] = stamp
+            found_in[:0] = (gain, stamp)
             stamp += 1
             pairs[k] = found_in
             new_pairs.append(k)
