@@ -4,10 +4,13 @@ errors (subtok.training)."""
 
 from __future__ import annotations
 
+import pickle
+
 import pytest
 
 import subtok
-from subtok.training.corpus import MT19937, build_meta, split_into_words
+from conftest import CORPORA_DIR, needs_corpora
+from subtok.training.corpus import MT19937, Corpus, Progress, build_meta, load_corpus, split_into_words
 from subtok.training.spec import TrainerOptions, split_csv
 from subtok.training.validity import PieceValidator
 
@@ -19,6 +22,22 @@ def test_meta_piece_layout():
     assert meta[:7] == [(0, "<unk>", 2), (1, "<c>", 3), (2, "</s>", 3), (3, "<a>", 4),
                         (4, "<b>", 4), (5, "<pad>", 4), (6, "<0x00>", 6)]
     assert meta[-1] == (261, "<0xFF>", 6)
+
+
+@needs_corpora
+def test_corpus_units_survive_pickling():
+    """A corpus loaded in a child comes back pickled, its units packed in
+    one string: the same units, in the same order; a unit holding the
+    packing's separator (only possible outside mask_units) goes as it is."""
+    options = TrainerOptions.from_kwargs(input=[str(CORPORA_DIR / "botchan.txt")], model_prefix="m",
+                                         model_type="bpe", vocab_size=1000, minloglevel=2)
+    corpus = load_corpus(options.load_files(), Progress(False, 2))
+    assert len(corpus.units) > 1000
+    back = pickle.loads(pickle.dumps(corpus, protocol=pickle.HIGHEST_PROTOCOL))
+    assert back == corpus and back.units == corpus.units
+    odd = Corpus(sentences=[], alphabet={}, meta=[], units=[("a\x00b", 2), ("c", 1)])
+    assert pickle.loads(pickle.dumps(odd)).units == [("a\x00b", 2), ("c", 1)]
+    assert pickle.loads(pickle.dumps(Corpus(sentences=[], alphabet={}, meta=[]))).units is None
 
 
 def test_split_into_words():

@@ -92,16 +92,20 @@ class _State:
         # Each pair's words, one entry per occurrence, in word order; its
         # frequency is then the sum of their counts (in C, once per pair).
         # The dict's order is the order in which the pairs are first seen,
-        # which gives the stamps.
-        seen: collections.defaultdict[str, list[int]] = collections.defaultdict(list)
+        # which gives the stamps. Keyed by (left, right) while counting: a
+        # tuple of characters hashes from theirs (cached for most), and zip
+        # reuses its tuple, where a pair string would be built and hashed
+        # per occurrence.
+        seen: collections.defaultdict[tuple[str, str], list[int]] = collections.defaultdict(list)
         for w, s in enumerate(self.words):
-            for key in map(str.__add__, s, s[1:]):
-                seen[key].append(w)
+            for chars in zip(s, s[1:]):
+                seen[chars].append(w)
         pairs, new_pairs = self.pairs, self.new_pairs
         freq = self.word_freq.__getitem__
         unk = self.unk
         stamp = 0
-        for key, found_in in seen.items():
+        for (a, b), found_in in seen.items():
+            key = a + b
             if unk not in key:
                 found_in[:0] = (sum(map(freq, found_in)), stamp)
                 stamp += 1
@@ -136,10 +140,10 @@ class _State:
         sentencepiece. New pairs get their stamps in the order they first
         appear in that walk.
 
-        Per occurrence only the new pairs' gains are summed (in one dict,
-        whose order is the first-seen order); the pair each new one
-        replaces (``p + left`` for ``p + merged``, ``right + n`` for
-        ``merged + n``) loses that sum once per merge.
+        Per occurrence only the word is noted, under the neighbouring
+        character; once per merge each new pair's gain is summed and the
+        pair it replaces (``p + left`` for ``p + merged``, ``right + n``
+        for ``merged + n``) loses it.
         """
         left, right = key
         merged = next(self._fresh)
@@ -147,36 +151,50 @@ class _State:
         pairs = self.pairs
         words, word_freq = self.words, self.word_freq
         occurrences = pairs.pop(key)  # gone for good: no later merge can add it back
-        gained: collections.defaultdict[str, list[int]] = collections.defaultdict(list)
+        # The words of each new pair, under the neighbour of the merged
+        # symbol: the character itself for (char, merged), its code point
+        # for (merged, char) - one dict, so its order is the first-seen
+        # order, and no pair string is built per occurrence.
+        gained: collections.defaultdict[str | int, list[int]] = collections.defaultdict(list)
         adjacent = 0  # what (merged, left) loses again between two adjacent occurrences
         # An occurrence list is appended to in word order (at the start, or
         # in the one merge that made its pair's newer symbol), so words come
         # in order; a repeated or stale word no longer holds the pair.
+        # split + join: one scan of the word, and the single-occurrence
+        # case (nearly all) tells itself by the two parts.
         for w in itertools.islice(occurrences, 2, None):
             s = words[w]
             if key not in s:
                 continue
-            head, _, tail = s.partition(key)
-            words[w] = s.replace(key, merged)
-            if key in tail:
-                adjacent += _walk(s, key, merged, len(head), word_freq[w], w, gained)
+            parts = s.split(key)
+            words[w] = merged.join(parts)
+            try:
+                head, tail = parts
+            except ValueError:  # several occurrences (rare)
+                adjacent += _walk(s, key, merged, len(parts[0]), word_freq[w], w, gained)
                 continue
             if head:
-                gained[head[-1] + merged].append(w)
+                gained[head[-1]].append(w)
             if tail:
-                gained[merged + tail[0]].append(w)
-        both = merged + merged
+                gained[ord(tail[0])].append(w)
         unk = self.unk
         new_pairs = self.new_pairs
         find = pairs.get
         freq = word_freq.__getitem__
         stamp = self.stamps
         zeroed: list[str] = []
-        for k, found_in in gained.items():
+        for neighbour, found_in in gained.items():
             gain = sum(map(freq, found_in))
-            if k != both:
-                a, b = k
-                lost = a + left if b == merged else right + b
+            if neighbour.__class__ is int:
+                char = chr(neighbour)
+                k = merged + char
+                lost = right + char
+            else:
+                k = neighbour + merged
+                # (merged, merged): what (merged, left) loses for it is
+                # ``adjacent``, taken once the merge's gains are in.
+                lost = None if neighbour == merged else neighbour + left
+            if lost is not None:
                 old = find(lost)
                 if old is not None:
                     old[0] -= gain
@@ -215,7 +233,7 @@ class _State:
         return keys
 
 
-def _walk(s: str, key: str, merged: str, i: int, f: int, w: int, gained: dict[str, list[int]]) -> int:
+def _walk(s: str, key: str, merged: str, i: int, f: int, w: int, gained: dict) -> int:
     """The new pairs of word ``w`` (count ``f``) with several occurrences
     of ``key`` (the first at ``i``), walked left to right as sentencepiece
     rewrites them; returns what (merged, left) loses again, ``f`` per two
@@ -226,11 +244,11 @@ def _walk(s: str, key: str, merged: str, i: int, f: int, w: int, gained: dict[st
     while i >= 0:
         if i == end:
             adjacent += f
-            gained[merged + merged].append(w)
+            gained[merged].append(w)
         elif i > 0:
-            gained[s[i - 1] + merged].append(w)
+            gained[s[i - 1]].append(w)
         if i < last:
-            gained[merged + s[i + 2]].append(w)
+            gained[ord(s[i + 2])].append(w)
         end = i + 2
         i = s.find(key, end)
     return adjacent
@@ -268,7 +286,7 @@ def _train(corpus: Corpus, options: TrainerOptions, progress: Progress) -> list[
     # are queued does not matter.
     heap: list = []
     queued: set[str] = set()
-    waiting: dict[int, list[str]] = {}
+    waiting: collections.defaultdict[int, list[str]] = collections.defaultdict(list)
     push = heapq.heappush
     threshold = 0
 
@@ -284,7 +302,7 @@ def _train(corpus: Corpus, options: TrainerOptions, progress: Progress) -> list[
                 if entry[0] >= threshold:
                     enqueue(key, entry)
                 else:
-                    waiting.setdefault(entry[0].bit_length(), []).append(key)
+                    waiting[entry[0].bit_length()].append(key)
         state.new_pairs.clear()
 
     push_new()
@@ -314,7 +332,7 @@ def _train(corpus: Corpus, options: TrainerOptions, progress: Progress) -> list[
                         if entry[0] >= threshold:
                             enqueue(key, entry)
                         else:
-                            waiting.setdefault(entry[0].bit_length(), []).append(key)
+                            waiting[entry[0].bit_length()].append(key)
                 continue
             neg, length, text, order, key = heapq.heappop(heap)
             entry = pairs.get(key)
