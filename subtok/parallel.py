@@ -402,7 +402,12 @@ class PersistentWorkers:
         """:meth:`run`, begun now: the workers are forked (or sent ``job``)
         before this returns, and this object keeps no reference to
         ``job``. Take the results from the iterator to their end (or close
-        it) before the next pass. With one worker, the same as :meth:`run`."""
+        it) before the next pass. With one worker, the same as :meth:`run`.
+
+        Forked workers inherit the caller's frames as they are at the
+        fork: for them to drop a first job after its pass, no local
+        variable of the caller may refer to it (pass it as a fresh
+        argument)."""
         if self.count < 2:
             return self.run(job)
         # The workers inherit this frame (and every frame above it): only

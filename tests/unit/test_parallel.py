@@ -306,11 +306,10 @@ def test_persistent_workers_start_now_and_drop_the_inherited_job_after_its_pass(
         no_leftovers, tmp_path):
     team = parallel.PersistentWorkers(_holding, 4, 2)
     try:
-        job = _Job(str(tmp_path))
-        results = team.start(job)
+        # (No name for the job here: the workers inherit this frame too.)
+        results = team.start(_Job(str(tmp_path)))
         assert len(team.team) == 2  # forked before any result was asked for
-        del job  # the caller's was the last reference here: the team keeps none
-        assert (tmp_path / ("dropped.%d" % os.getpid())).exists()
+        assert (tmp_path / ("dropped.%d" % os.getpid())).exists()  # the team keeps none
         owners = set(results)
         assert len(owners) == 2 and os.getpid() not in owners
         # Each worker dropped the job it inherited once its tasks were
