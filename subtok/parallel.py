@@ -22,7 +22,9 @@ passes would otherwise write to, and so copy, every inherited page. For
 :class:`PersistentWorkers` they stay frozen in the parent too until the
 workers stop: a full pass in the parent writes the header of every object
 it walks, and each page the parent writes is then held twice, the
-workers keeping the original.
+workers keeping the original. For the same reason the C heap's free
+pages are given back to the system before a fork and after each pass of
+a persistent worker (:func:`_trim`).
 
 The parent sends a task only to a worker that is waiting for one, so
 neither side can block the other on a full pipe. A worker that dies (e.g.

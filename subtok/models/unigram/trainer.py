@@ -41,6 +41,9 @@ flat arrays (:class:`~subtok.models.unigram.lattice.UnitLattices`) by the
 process that owns its chunk of units (:class:`_LatticeRunner`: long-lived
 forked workers, :class:`subtok.parallel.PersistentWorkers`, or this
 process); each later E-step or Viterbi pass only renumbers the piece ids.
+The lattices are built (with the first E-step) by short-lived workers
+that inherit the seeds' table, and the long-lived ones are forked after,
+from a heap that no longer holds the table (see :class:`_LatticeRunner`).
 
 Seeds. sentencepiece 0.2.3 builds a suffix array over the UTF-8 bytes of
 the corpus (sentences joined by NUL, none after the last) and takes the
@@ -609,9 +612,10 @@ class _Model:
     def scores(self) -> list[float]:
         return [score for _, score in self.pieces]
 
-    @cached_property
-    def probs(self) -> list[float]:
-        return [math.exp(score) for _, score in self.pieces]
+    def probs_of_nodes(self) -> Iterator[float]:
+        """Probabilities by node id: every piece's, then DROPPED's (0) and
+        UNKNOWN's (from the end)."""
+        return chain((math.exp(score) for _, score in self.pieces), (0.0, self.unk_prob))
 
     @cached_property
     def max_length(self) -> int:
@@ -806,7 +810,7 @@ class _LatticeRunner:
             return self._build(pieces)
         mapping = self._mapping(pieces)
         if kind == "expected":
-            job = ("expected", mapping, model.probs + [0.0, model.unk_prob], model.max_length)
+            job = ("expected", mapping, _doubles(model.probs_of_nodes()), model.max_length)
         else:
             job = ("viterbi", mapping, model.node_scores)
         self.pieces = [p for p, _ in pieces]
@@ -856,9 +860,7 @@ def _build_chunk(shared: tuple, number: int) -> tuple[UnitLattices, array, float
     units, chunks, starts, model = shared
     lo, hi = chunks[number]
     lengths, weights = units.lengths[lo:hi], units.weights[lo:hi]
-    # (Not model.probs: one list of them is all this worker holds.)
-    probs = [math.exp(score) for _, score in model.pieces]
-    probs += (0.0, model.unk_prob)
+    probs = _doubles(model.probs_of_nodes())
     max_length = model.max_length
     values = _zeros(len(probs))
     total = 0.0
@@ -872,6 +874,13 @@ def _build_chunk(shared: tuple, number: int) -> tuple[UnitLattices, array, float
     size = len(probs) - 2
     values[0] += values[-1]  # unknown nodes count for piece 0
     return lattices, values[:size], total
+
+
+def _doubles(values: Iterable[float]) -> array:
+    """Doubles in an array rather than a list of float objects: read as
+    quickly by the lattice code, and a process holds one per piece (and
+    no float object lands in the free space of a heap it inherited)."""
+    return array("d", values)
 
 
 def _zeros(size: int) -> array:
