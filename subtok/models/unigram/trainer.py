@@ -41,9 +41,8 @@ flat arrays (:class:`~subtok.models.unigram.lattice.UnitLattices`) by the
 process that owns its chunk of units (:class:`_LatticeRunner`: long-lived
 forked workers, :class:`subtok.parallel.PersistentWorkers`, or this
 process); each later E-step or Viterbi pass only renumbers the piece ids.
-The lattices are built (with the first E-step) by short-lived workers
-that inherit the seeds' table, and the long-lived ones are forked after,
-from a heap that no longer holds the table (see :class:`_LatticeRunner`).
+The workers inherit the seeds' table for the build and drop it after
+(see :class:`_LatticeRunner`).
 
 Seeds. sentencepiece 0.2.3 builds a suffix array over the UTF-8 bytes of
 the corpus (sentences joined by NUL, none after the last) and takes the
@@ -761,13 +760,15 @@ class _LatticeRunner:
     alone and the chunk sums are added in chunk order, so the result is
     the same whatever the number of workers.
 
-    The first pass builds the lattices (and runs the first E-step on them)
-    in short-lived workers (:func:`~subtok.parallel.ordered_map`), which
-    inherit the seeds' table and send back each chunk's arrays; the
-    long-lived workers are forked once they are all here and the table is
-    gone, and each keeps the arrays of its chunks. So the workers of the
-    later passes never hold the table, nor the pages of what the first
-    pass left behind (see docs/performance.md, d19mem7).
+    The workers are forked by the first pass, which builds the lattices
+    (and runs the first E-step on them) from the seeds' table: they
+    inherit it, and drop it once their chunks are built, as this process
+    does right after the fork. The table is built in the order a dict
+    frees its entries (:func:`~subtok.models.unigram.trie.index_table`),
+    so dropping it gives its memory back as it goes rather than copying
+    it first; what the workers add up is kept in arrays, which leave no
+    float objects behind. So the later passes run in workers that hold
+    their lattices and little else (see docs/performance.md, d19mem7).
     """
 
     def __init__(self, units: "list[tuple[str, int]] | _UnitTexts", num_threads: int) -> None:
@@ -807,7 +808,11 @@ class _LatticeRunner:
         if self.pieces is None:
             self.pieces = pieces.names() if isinstance(pieces, _CompactPieces) else [
                 p for p, _ in pieces]
-            return self._build(pieces)
+            # Begun at once, the job passed fresh: the workers inherit the
+            # model and its table (built here, once), this process drops
+            # them as soon as they are forked, and each worker once its
+            # chunks are built (see PersistentWorkers.start).
+            return self.workers.start(("build", _table_built(_Model(pieces))))
         mapping = self._mapping(pieces)
         if kind == "expected":
             job = ("expected", mapping, _doubles(model.probs_of_nodes()), model.max_length)
@@ -815,32 +820,6 @@ class _LatticeRunner:
             job = ("viterbi", mapping, model.node_scores)
         self.pieces = [p for p, _ in pieces]
         return self.workers.run(job)
-
-    def _build(self, pieces: "Sequence[tuple[str, float]]") -> Iterator:
-        """The first pass: build every chunk's lattices (and sum its first
-        E-step), then hand them to the long-lived workers."""
-        units, chunks, starts = self.workers.shared
-        # The short-lived workers fork when the first result is asked for,
-        # and inherit the table: built here, once.
-        shared = (units, chunks, starts, _table_built(_Model(pieces)))
-        built: list[UnitLattices] = []
-        lattices = None
-        for lattices, values, total in ordered_map(_build_chunk, range(len(chunks)),
-                                                  self.workers.count, shared=shared):
-            built.append(lattices)
-            yield values, total
-        del shared, lattices  # the table goes before the long-lived workers fork
-        # Passed only in the job (see PersistentWorkers.start): a worker
-        # drops the other workers' chunks after this pass, and this
-        # process drops them all now.
-        self._built = built
-        del built
-        for _ in self.workers.start(("adopt", self._take_built())):
-            pass
-
-    def _take_built(self) -> list[UnitLattices]:
-        built, self._built = self._built, None
-        return built
 
     def close(self) -> None:
         """Stop the workers and drop the lattices."""
@@ -853,11 +832,11 @@ def _table_built(model: _Model) -> _Model:
     return model
 
 
-def _build_chunk(shared: tuple, number: int) -> tuple[UnitLattices, array, float]:
-    """The lattices of chunk ``number`` from the pieces of the model in
-    ``shared``, its expected counts and its sum of w * log Z (the first
-    E-step, run on each unit's nodes as they are built)."""
-    units, chunks, starts, model = shared
+def _build_chunk(shared: tuple, number: int, model: _Model) -> tuple[UnitLattices, array, float]:
+    """The lattices of chunk ``number`` from the pieces of ``model``, its
+    expected counts and its sum of w * log Z (the first E-step, run on
+    each unit's nodes as they are built)."""
+    units, chunks, starts = shared
     lo, hi = chunks[number]
     lengths, weights = units.lengths[lo:hi], units.weights[lo:hi]
     probs = _doubles(model.probs_of_nodes())
@@ -890,12 +869,11 @@ def _zeros(size: int) -> array:
 
 
 def _do_chunk(shared: tuple, store: dict, number: int, job: tuple):
-    """One job on chunk ``number``: its result (none for "adopt", which
-    takes the chunk's lattices as the first pass built them)."""
+    """One job on chunk ``number`` (building it first): its result."""
     kind = job[0]
-    if kind == "adopt":
-        store[number] = job[1][number]
-        return None
+    if kind == "build":
+        store[number], values, total = _build_chunk(shared, number, job[1])
+        return values, total
     units, chunks, _ = shared
     lo, hi = chunks[number]
     lengths, weights = units.lengths[lo:hi], units.weights[lo:hi]
