@@ -267,7 +267,7 @@ def test_forward_backward_rescales_long_units():
     pieces = [("a", -9.0), ("b", -9.5), ("c", -10.0), ("\u2581", -8.0), ("ab", -7.0),
               ("bc", -12.0), ("abc", -6.5), ("ca", -11.0), ("\u2581ab", -8.5)]
     model = unigram._Model(pieces)
-    probs = list(model.probs_of_nodes())
+    probs = model.node_probs
     got = [0.0] * (len(pieces) + 2)
     loglik = 0.0
     for unit, weight in ((text, 3), ("cab\u2581x", 2)):

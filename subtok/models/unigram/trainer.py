@@ -611,10 +611,15 @@ class _Model:
     def scores(self) -> list[float]:
         return [score for _, score in self.pieces]
 
-    def probs_of_nodes(self) -> Iterator[float]:
+    @cached_property
+    def node_probs(self) -> array:
         """Probabilities by node id: every piece's, then DROPPED's (0) and
-        UNKNOWN's (from the end)."""
-        return chain((math.exp(score) for _, score in self.pieces), (0.0, self.unk_prob))
+        UNKNOWN's (from the end). Doubles in an array rather than a list
+        of float objects: read as quickly by the lattice code, and a
+        worker holds one per piece (and no float object lands in the free
+        space of a heap it inherited)."""
+        return array("d", chain((math.exp(score) for _, score in self.pieces),
+                                (0.0, self.unk_prob)))
 
     @cached_property
     def max_length(self) -> int:
@@ -815,7 +820,7 @@ class _LatticeRunner:
             return self.workers.start(("build", _table_built(_Model(pieces))))
         mapping = self._mapping(pieces)
         if kind == "expected":
-            job = ("expected", mapping, _doubles(model.probs_of_nodes()), model.max_length)
+            job = ("expected", mapping, model.node_probs, model.max_length)
         else:
             job = ("viterbi", mapping, model.node_scores)
         self.pieces = [p for p, _ in pieces]
@@ -839,7 +844,7 @@ def _build_chunk(shared: tuple, number: int, model: _Model) -> tuple[UnitLattice
     units, chunks, starts = shared
     lo, hi = chunks[number]
     lengths, weights = units.lengths[lo:hi], units.weights[lo:hi]
-    probs = _doubles(model.probs_of_nodes())
+    probs = model.node_probs  # (computed once per worker, by its first chunk)
     max_length = model.max_length
     values = _zeros(len(probs))
     total = 0.0
@@ -853,13 +858,6 @@ def _build_chunk(shared: tuple, number: int, model: _Model) -> tuple[UnitLattice
     size = len(probs) - 2
     values[0] += values[-1]  # unknown nodes count for piece 0
     return lattices, values[:size], total
-
-
-def _doubles(values: Iterable[float]) -> array:
-    """Doubles in an array rather than a list of float objects: read as
-    quickly by the lattice code, and a process holds one per piece (and
-    no float object lands in the free space of a heap it inherited)."""
-    return array("d", values)
 
 
 def _zeros(size: int) -> array:
