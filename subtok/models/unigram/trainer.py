@@ -596,8 +596,8 @@ class _Model:
 
     Everything else is computed on first use too, where it is used: the
     model of the seeds is built in this process with its table, and its
-    lists of scores and probabilities are made by the lattice workers that
-    need them, in their own memory (see :class:`_LatticeRunner`).
+    probabilities are made by the lattice workers that need them, in
+    their own memory (see :class:`_LatticeRunner`).
     """
 
     def __init__(self, pieces: "Sequence[tuple[str, float]]") -> None:
