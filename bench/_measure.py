@@ -43,15 +43,20 @@ def _pss_kb(pid: int) -> int:
     return 0
 
 
+def tree_pss_parts(root: int) -> list[int]:
+    """Pss (kB) of ``root`` and of each of its descendants, ``root`` first."""
+    children = _children_map()
+    tree = [root]
+    index = 0
+    while index < len(tree):
+        tree.extend(children.get(tree[index], ()))
+        index += 1
+    return [_pss_kb(pid) for pid in tree]
+
+
 def tree_pss_kb(root: int) -> int:
     """Sum of Pss (kB) over ``root`` and all its descendants."""
-    children = _children_map()
-    total, stack = 0, [root]
-    while stack:
-        pid = stack.pop()
-        total += _pss_kb(pid)
-        stack.extend(children.get(pid, ()))
-    return total
+    return sum(tree_pss_parts(root))
 
 
 class Sampler(threading.Thread):

@@ -22,7 +22,9 @@ passes would otherwise write to, and so copy, every inherited page. For
 :class:`PersistentWorkers` they stay frozen in the parent too until the
 workers stop: a full pass in the parent writes the header of every object
 it walks, and each page the parent writes is then held twice, the
-workers keeping the original.
+workers keeping the original. For the same reason the C heap's free
+pages are given back to the system before a fork and after each pass of
+a persistent worker (:func:`_trim`).
 
 The parent sends a task only to a worker that is waiting for one, so
 neither side can block the other on a full pipe. A worker that dies (e.g.
@@ -304,6 +306,7 @@ def ordered_map(func: Callable, tasks: Iterable, workers: int, *, shared: Any = 
             yield func(shared, task)
         return
     gc.freeze()  # until the workers are gone: see the module's docstring
+    _trim()
     team: list[_Worker] = []
     try:
         team = _start(workers, _task_loop, lambda _: (func, shared))
@@ -370,10 +373,14 @@ class PersistentWorkers:
     yielded in task order. The workers are forked by the first pass, whose
     ``job`` they inherit (so it may hold large objects, e.g. a model, that
     are never pickled); the ``job`` of a later pass is pickled to every
-    worker. With one worker (or without fork) the tasks run here, on one
-    store. :meth:`close` stops the workers and drops the stores; a pass
-    that is not run to its end closes them too. After :meth:`close`, a
-    pass starts over with empty stores.
+    worker. A worker holds a job only until its tasks of the pass are
+    done, the inherited one included; :meth:`start` begins a pass at once
+    and keeps no reference to its job, so the parent can drop a large
+    first job while the workers still use it, and the pages it leaves are
+    not copied behind the workers. With one worker (or without fork) the
+    tasks run here, on one store. :meth:`close` stops the workers and
+    drops the stores; a pass that is not run to its end closes them too.
+    After :meth:`close`, a pass starts over with empty stores.
     """
 
     def __init__(self, func: Callable, tasks: int, workers: int, *, shared: Any = None) -> None:
@@ -385,44 +392,71 @@ class PersistentWorkers:
         self.team: list[_Worker] = []
 
     def run(self, job: Any) -> Iterator:
-        """One pass with ``job``: every task's result, in task order."""
+        """One pass with ``job``: every task's result, in task order (the
+        pass begins when the first result is asked for)."""
         if self.count < 2:
             for task in range(self.tasks):
                 yield self.func(self.shared, self.store, task, job)
             return
-        finished = False
+        yield from self.start(job)
+
+    def start(self, job: Any) -> Iterator:
+        """:meth:`run`, begun now: the workers are forked (or sent ``job``)
+        before this returns, and this object keeps no reference to
+        ``job``. Take the results from the iterator to their end (or close
+        it) before the next pass. With one worker, the same as :meth:`run`.
+
+        Forked workers inherit the caller's frames as they are at the
+        fork: for them to drop a first job after its pass, no local
+        variable of the caller may refer to it (pass it as a fresh
+        argument)."""
+        if self.count < 2:
+            return self.run(job)
+        # The workers inherit this frame (and every frame above it): only
+        # the box, which each worker empties, may refer to the job.
+        box = [job]
+        del job
         try:
             if not self.team:
-                self._fork(job)
+                self._fork(box)
             else:
                 for worker in self.team:
-                    worker.send(job)
-            yield from self._results()
-            finished = True
+                    worker.send(box[0])
+        except BaseException:
+            self.close()
+            raise
         finally:
-            if not finished:
-                self.close()
+            box.clear()
+            _trim()
+        return self._results()
 
-    def _fork(self, job: Any) -> None:
+    def _fork(self, box: list) -> None:
         count = self.count
         gc.freeze()  # see the module's docstring
+        _trim()
         try:
             self.team = _start(count, _pass_loop, lambda w: (
-                self.func, self.shared, range(w, self.tasks, count), job))
+                self.func, self.shared, range(w, self.tasks, count), box))
         except BaseException:
             gc.unfreeze()
             raise
 
     def _results(self) -> Iterator:
-        done: dict[int, tuple[bool, Any]] = {}
-        for task in range(self.tasks):
-            while task not in done:
-                for _, (index, ok, value) in _receive(self.team):
-                    done[index] = (ok, value)
-            ok, value = done.pop(task)
-            if not ok:
-                _raise_failure(value)
-            yield value
+        finished = False
+        try:
+            done: dict[int, tuple[bool, Any]] = {}
+            for task in range(self.tasks):
+                while task not in done:
+                    for _, (index, ok, value) in _receive(self.team):
+                        done[index] = (ok, value)
+                ok, value = done.pop(task)
+                if not ok:
+                    _raise_failure(value)
+                yield value
+            finished = True
+        finally:
+            if not finished:
+                self.close()
 
     def close(self) -> None:
         """Stop the workers (and drop the stores)."""
@@ -438,13 +472,39 @@ class PersistentWorkers:
         self.close()
 
 
-def _pass_loop(pipe, func: Callable, shared: Any, mine: range, job: Any) -> None:
+def _trim() -> None:
+    """Give the free pages of the C heap back to the system (glibc's
+    ``malloc_trim``; nothing elsewhere). A forked process shares its
+    parent's pages until one of them writes: a page that one of them has
+    freed but still holds stays shared with the others, and is copied
+    when either reuses it, so a heap is trimmed before forking and after
+    a persistent worker's pass (its renumbered lattices leave freed
+    arrays behind)."""
+    global _malloc_trim
+    if _malloc_trim is None:
+        try:
+            import ctypes
+            _malloc_trim = ctypes.CDLL(None).malloc_trim
+        except (ImportError, OSError, AttributeError):
+            _malloc_trim = False
+    if _malloc_trim:
+        _malloc_trim(0)
+
+
+_malloc_trim: Any = None
+
+
+def _pass_loop(pipe, func: Callable, shared: Any, mine: range, box: list) -> None:
     """A persistent worker: its tasks with each job (the first one
-    inherited), until the end."""
+    inherited, in ``box``), until the end. A job is dropped as soon as the
+    worker's tasks of its pass are done, not when the next one comes."""
     store: dict = {}
+    job = box.pop()
     while True:
         for task in mine:
             _reply(pipe, task, _attempt(func, shared, store, task, job))
+        del job
+        _trim()
         job = pipe.recv()
 
 

@@ -338,7 +338,7 @@ def test_forward_backward_rescales_long_units():
     pieces = [("a", -9.0), ("b", -9.5), ("c", -10.0), ("\u2581", -8.0), ("ab", -7.0),
               ("bc", -12.0), ("abc", -6.5), ("ca", -11.0), ("\u2581ab", -8.5)]
     model = unigram._Model(pieces)
-    probs = model.probs + [0.0, model.unk_prob]
+    probs = model.node_probs
     got = [0.0] * (len(pieces) + 2)
     loglik = 0.0
     for unit, weight in ((text, 3), ("cab\u2581x", 2)):
@@ -412,10 +412,11 @@ def test_collect_units_matches_words_with_counts():
 
 
 @needs_data
-@pytest.mark.parametrize("workers", [1, 2])
-def test_cached_lattices_match_fresh_ones(monkeypatch, workers):
+@pytest.mark.parametrize("workers,compact", [(1, False), (2, False), (2, True)])
+def test_cached_lattices_match_fresh_ones(monkeypatch, workers, compact):
     """Renumbered lattices (dropped pieces, lost characters, new order) give
-    exactly what lattices built from scratch for the new pieces give."""
+    exactly what lattices built from scratch for the new pieces give (built
+    from the seeds as a list, or compactly as the trainer passes them)."""
     from subtok.models.unigram import trainer as unigram
     from subtok.training.corpus import load_corpus
     from subtok.training.spec import TrainerOptions
@@ -429,9 +430,15 @@ def test_cached_lattices_match_fresh_ones(monkeypatch, workers):
     seeds = unigram.make_seed_pieces(corpus, options, entries, PieceValidator(options))
     # Keep every third piece, lose the characters "e" and "t", reverse the order.
     later = [(p, s - 0.5) for n, (p, s) in enumerate(seeds) if n % 3 == 0 and p not in "et"][::-1]
+    first = seeds
+    if compact:
+        first = unigram._CompactPieces(seeds)
+        assert list(first) == seeds and len(first) == len(seeds)
+        assert first[0] == seeds[0] and first[-1] == seeds[-1] and first[3:5] == seeds[3:5]
+        assert list(first.names()) == [p for p, _ in seeds]
     cached = unigram._LatticeRunner(units, workers)
     try:
-        unigram.run_e_step(unigram._Model(seeds), seeds, cached)
+        unigram.run_e_step(unigram._Model(first), first, cached)
         got = unigram.run_e_step(unigram._Model(later), later, cached)
         got_viterbi = list(cached.run("viterbi", unigram._Model(later), later))
     finally:

@@ -287,6 +287,42 @@ def test_persistent_worker_exception_is_one_line_error(no_leftovers):
     assert team.team == []
 
 
+class _Job:
+    """A job that leaves a file named after the process that drops it."""
+
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+
+    def __del__(self) -> None:
+        open(os.path.join(self.folder, "dropped.%d" % os.getpid()), "w").close()
+
+
+def _holding(shared, store, task, job):
+    return os.getpid()
+
+
+@forks
+def test_persistent_workers_start_now_and_drop_the_inherited_job_after_its_pass(
+        no_leftovers, tmp_path):
+    team = parallel.PersistentWorkers(_holding, 4, 2)
+    try:
+        # (No name for the job here: the workers inherit this frame too.)
+        results = team.start(_Job(str(tmp_path)))
+        assert len(team.team) == 2  # forked before any result was asked for
+        assert (tmp_path / ("dropped.%d" % os.getpid())).exists()  # the team keeps none
+        owners = set(results)
+        assert len(owners) == 2 and os.getpid() not in owners
+        # Each worker dropped the job it inherited once its tasks were
+        # done, before any next job came (and none is sent here).
+        deadline = time.monotonic() + 10
+        while not all((tmp_path / ("dropped.%d" % pid)).exists() for pid in owners):
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert list(team.run(1)) == [pid for pid in team.run(2)]  # the same owners after
+    finally:
+        team.close()
+
+
 @forks
 def test_persistent_pass_left_early_stops_the_workers(no_leftovers):
     team = parallel.PersistentWorkers(_slow_or_die, 8, 2)

@@ -42,6 +42,8 @@ flat arrays (:class:`~subtok.models.unigram.lattice.UnitLattices`) by the
 process that owns its chunk of units (:class:`_LatticeRunner`: long-lived
 forked workers, :class:`subtok.parallel.PersistentWorkers`, or this
 process); each later E-step or Viterbi pass only renumbers the piece ids.
+The workers inherit the seeds' table for the build and drop it after
+(see :class:`_LatticeRunner`).
 
 Seeds. sentencepiece 0.2.3 builds a suffix array over the UTF-8 bytes of
 the corpus (sentences joined by NUL, none after the last) and takes the
@@ -78,7 +80,8 @@ import time
 from array import array
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from functools import cached_property
 from itertools import accumulate, chain, islice, repeat
 from operator import add, itemgetter, xor
 
@@ -704,29 +707,93 @@ class _Model:
     prefix of a piece that is not itself a piece to -1
     (:func:`~subtok.models.unigram.trie.index_table`), so a scan from one
     position can stop as soon as no piece can start with what was read.
+
+    Everything else is computed on first use too, where it is used: the
+    model of the seeds is built in this process with its table, and its
+    probabilities are made by the lattice workers that need them, in
+    their own memory (see :class:`_LatticeRunner`).
     """
 
-    def __init__(self, pieces: list[tuple[str, float]]) -> None:
+    def __init__(self, pieces: "Sequence[tuple[str, float]]") -> None:
         self.pieces = pieces
-        self.scores = [score for _, score in pieces]
-        self.probs = [math.exp(score) for score in self.scores]
-        self.max_length = max((len(p) for p, _ in pieces), default=1)
-        self.min_score = min(self.scores)
+        self.size = len(pieces)
         # sentencepiece's training model leaves unk_id at 0: unknown nodes
         # count for piece 0.
         self.unk_index = 0
-        self.unk_score = f32(self.min_score - UNK_PENALTY)
-        self.unk_prob = math.exp(self.unk_score)
-        self.size = len(pieces)
-        #: Scores by node id: UNKNOWN and DROPPED index them from the end.
-        self.node_scores = self.scores + [-math.inf, self.unk_score]
-        self._table: dict[str, int] | None = None
 
-    @property
+    @cached_property
+    def scores(self) -> list[float]:
+        return [score for _, score in self.pieces]
+
+    @cached_property
+    def node_probs(self) -> array:
+        """Probabilities by node id: every piece's, then DROPPED's (0) and
+        UNKNOWN's (from the end). Doubles in an array rather than a list
+        of float objects: read as quickly by the lattice code, and a
+        worker holds one per piece (and no float object lands in the free
+        space of a heap it inherited)."""
+        return array("d", chain((math.exp(score) for _, score in self.pieces),
+                                (0.0, self.unk_prob)))
+
+    @cached_property
+    def max_length(self) -> int:
+        return max((len(p) for p, _ in self.pieces), default=1)
+
+    @cached_property
+    def unk_score(self) -> float:
+        return f32(min(score for _, score in self.pieces) - UNK_PENALTY)
+
+    @cached_property
+    def unk_prob(self) -> float:
+        return math.exp(self.unk_score)
+
+    @cached_property
+    def node_scores(self) -> list[float]:
+        """Scores by node id: UNKNOWN and DROPPED index them from the end."""
+        return self.scores + [-math.inf, self.unk_score]
+
+    @cached_property
     def table(self) -> dict[str, int]:
-        if self._table is None:
-            self._table = index_table(piece for piece, _ in self.pieces)
-        return self._table
+        return index_table(piece for piece, _ in self.pieces)
+
+
+class _CompactPieces(Sequence):
+    """Pieces with scores, read-only, as one string and two arrays.
+
+    What the seed child sends back and what the lattice workers inherit:
+    a list of (str, float) tuples is three objects per piece, which the
+    parent frees as EM goes on and so writes to pages the workers still
+    hold (each then kept twice); three large objects are never written.
+    Items are made as they are read.
+    """
+
+    def __init__(self, pieces: "Iterable[tuple[str, float]]") -> None:
+        names: list[str] = []
+        self.scores = array("d")
+        for piece, score in pieces:
+            names.append(piece)
+            self.scores.append(score)
+        self.text = "".join(names)
+        self.ends = array("q", accumulate(map(len, names)))
+
+    def __len__(self) -> int:
+        return len(self.scores)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        start = self.ends[index - 1] if index > 0 else 0
+        return self.text[start:self.ends[index]], self.scores[index]
+
+    def __iter__(self) -> Iterator[tuple[str, float]]:
+        return zip(self.names(), self.scores)
+
+    def names(self) -> Iterator[str]:
+        """The pieces' strings, in order."""
+        text = self.text
+        return map(text.__getitem__, map(slice, chain((0,), self.ends), self.ends))
 
 
 def _alternatives_range(shared: tuple, bounds: tuple[int, int]) -> list:
@@ -807,11 +874,20 @@ class _LatticeRunner:
 
     Units are cut into chunks that do not depend on ``num_threads``; each
     chunk is a task of :class:`~subtok.parallel.PersistentWorkers`, whose
-    store keeps the chunk's lattices between passes (the workers are forked
-    on the first pass; with one worker or without fork, everything stays
-    in this process). Each chunk is summed alone and the chunk sums are
-    added in chunk order, so the result is the same whatever the number of
-    workers.
+    store keeps the chunk's lattices between passes (with one worker or
+    without fork, everything stays in this process). Each chunk is summed
+    alone and the chunk sums are added in chunk order, so the result is
+    the same whatever the number of workers.
+
+    The workers are forked by the first pass, which builds the lattices
+    (and runs the first E-step on them) from the seeds' table: they
+    inherit it, and drop it once their chunks are built, as this process
+    does right after the fork. The table is built in the order a dict
+    frees its entries (:func:`~subtok.models.unigram.trie.index_table`),
+    so dropping it gives its memory back as it goes rather than copying
+    it first; what the workers add up is kept in arrays, which leave no
+    float objects behind. So the later passes run in workers that hold
+    their lattices and little else (see docs/performance.md, d19mem7).
     """
 
     def __init__(self, units: "list[tuple[str, int]] | _UnitTexts", num_threads: int) -> None:
@@ -830,61 +906,90 @@ class _LatticeRunner:
             workers = worker_count(num_threads, len(self.chunks))
         self.workers = PersistentWorkers(_do_chunk, len(self.chunks), workers,
                                          shared=(units, self.chunks, starts))
-        self.pieces: list[str] = []  # what the lattices' piece ids refer to
+        #: What the lattices' piece ids refer to: the strings of the pieces
+        #: of the last pass (nothing before the first).
+        self.pieces: Iterable[str] | None = None
 
-    def _mapping(self, pieces: list[tuple[str, float]]) -> list[int]:
+    def _mapping(self, pieces: "Sequence[tuple[str, float]]") -> list[int]:
         index = {piece: i for i, (piece, _) in enumerate(pieces)}
         mapping = [index.get(p, UNKNOWN if len(p) == 1 else DROPPED) for p in self.pieces]
         mapping.extend((DROPPED, UNKNOWN))  # indices -2 and -1 map to themselves
         return mapping
 
-    def run(self, kind: str, model: _Model, pieces: list[tuple[str, float]]):
+    def run(self, kind: str, model: _Model, pieces: "Sequence[tuple[str, float]]"):
         """One pass with the model of ``pieces``: yield every chunk's result in chunk order.
 
         ``kind`` "expected": (expected counts, sum of w * log Z); "viterbi":
         (Viterbi frequencies, token count). The first pass builds the
-        lattices (and must be "expected").
+        lattices (and must be "expected"); give it the pieces compactly
+        (:class:`_CompactPieces`, as the seeds are).
         """
-        if not self.pieces:
-            model.table  # built once, before the workers fork (they inherit the job)
-            job = ("build", model)
+        if self.pieces is None:
+            self.pieces = pieces.names() if isinstance(pieces, _CompactPieces) else [
+                p for p, _ in pieces]
+            # Begun at once, the job passed fresh: the workers inherit the
+            # model and its table (built here, once), this process drops
+            # them as soon as they are forked, and each worker once its
+            # chunks are built (see PersistentWorkers.start).
+            return self.workers.start(("build", _table_built(_Model(pieces))))
+        mapping = self._mapping(pieces)
+        if kind == "expected":
+            job = ("expected", mapping, model.node_probs, model.max_length)
         else:
-            mapping = self._mapping(pieces)
-            if kind == "expected":
-                job = ("expected", mapping, model.probs + [0.0, model.unk_prob], model.max_length)
-            else:
-                job = ("viterbi", mapping, model.node_scores)
+            job = ("viterbi", mapping, model.node_scores)
         self.pieces = [p for p, _ in pieces]
         return self.workers.run(job)
 
     def close(self) -> None:
         """Stop the workers and drop the lattices."""
         self.workers.close()
+        self.pieces = None
+
+
+def _table_built(model: _Model) -> _Model:
+    model.table
+    return model
+
+
+def _build_chunk(shared: tuple, number: int, model: _Model) -> tuple[UnitLattices, array, float]:
+    """The lattices of chunk ``number`` from the pieces of ``model``, its
+    expected counts and its sum of w * log Z (the first E-step, run on
+    each unit's nodes as they are built)."""
+    units, chunks, starts = shared
+    lo, hi = chunks[number]
+    lengths, weights = units.lengths[lo:hi], units.weights[lo:hi]
+    probs = model.node_probs  # (computed once per worker, by its first chunk)
+    max_length = model.max_length
+    values = _zeros(len(probs))
+    total = 0.0
+
+    def e_step(u: int, nodes: list) -> None:
+        nonlocal total
+        weight = weights[u]
+        total += weight * populate_marginal(nodes, lengths[u], weight, probs, values, max_length)
+
+    lattices = UnitLattices(units.texts(lo, hi, starts[number]), model.table, e_step)
+    size = len(probs) - 2
+    values[0] += values[-1]  # unknown nodes count for piece 0
+    return lattices, values[:size], total
+
+
+def _zeros(size: int) -> array:
+    """Sums for ``size`` pieces: doubles in an array, not a float object
+    each (as quick to add to, and a worker holds one per piece)."""
+    return array("d", bytes(8 * size))
 
 
 def _do_chunk(shared: tuple, store: dict, number: int, job: tuple):
-    """One job on chunk ``number`` (building it first if needed): its result."""
-    units, chunks, starts = shared
+    """One job on chunk ``number`` (building it first): its result."""
     kind = job[0]
+    if kind == "build":
+        store[number], values, total = _build_chunk(shared, number, job[1])
+        return values, total
+    units, chunks, _ = shared
     lo, hi = chunks[number]
     lengths, weights = units.lengths[lo:hi], units.weights[lo:hi]
     total = 0.0
-    if kind == "build":
-        model = job[1]
-        probs = model.probs + [0.0, model.unk_prob]
-        max_length = model.max_length
-        values = [0.0] * len(probs)
-
-        def e_step(u: int, nodes: list) -> None:
-            # The first E-step, on each unit's nodes as they are built.
-            nonlocal total
-            weight = weights[u]
-            total += weight * populate_marginal(nodes, lengths[u], weight, probs, values, max_length)
-
-        store[number] = UnitLattices(units.texts(lo, hi, starts[number]), model.table, e_step)
-        size = len(probs) - 2
-        values[0] += values[-1]  # unknown nodes count for piece 0
-        return array("d", values[:size]), total
     lattices = store[number]
     lattices.renumber(job[1])
     if kind == "expected":
@@ -892,7 +997,7 @@ def _do_chunk(shared: tuple, store: dict, number: int, job: tuple):
     else:
         scores = job[2]
     size = len(probs if kind == "expected" else scores) - 2
-    values = [0.0] * (size + 2)
+    values = _zeros(size + 2)
     if kind == "expected":
         for u, (n, weight) in enumerate(zip(lengths, weights)):
             total += weight * populate_marginal(lattices.nodes(u), n, weight, probs,
@@ -906,7 +1011,7 @@ def _do_chunk(shared: tuple, store: dict, number: int, job: tuple):
             tokens += len(path) * weight
         total = tokens
     values[0] += values[-1]  # unknown nodes count for piece 0
-    return array("d", values[:size]), total
+    return values[:size], total
 
 
 # ----------------------------------------------------------------------------
@@ -1095,7 +1200,7 @@ def _units_and_seeds(corpus, options, validator: PieceValidator) -> tuple[_UnitT
     """The EM units (compactly) and the seed pieces of ``corpus``."""
     units, entries = collect_units(corpus, options)
     units = _UnitTexts(units)
-    return units, make_seed_pieces(corpus, options, entries, validator, options.num_threads)
+    return units, _seed_pieces(corpus, options, entries, validator)
 
 
 def _load_units(corpus, options) -> tuple[_UnitTexts, SeedEntries, dict[str, int]]:
@@ -1106,8 +1211,10 @@ def _load_units(corpus, options) -> tuple[_UnitTexts, SeedEntries, dict[str, int
     return _UnitTexts(units), SeedEntries(entries), loaded.alphabet
 
 
-def _seed_pieces(corpus, options, entries: SeedEntries, validator: PieceValidator) -> list:
-    return make_seed_pieces(corpus, options, entries, validator, options.num_threads)
+def _seed_pieces(corpus, options, entries: SeedEntries,
+                 validator: PieceValidator) -> _CompactPieces:
+    return _CompactPieces(make_seed_pieces(corpus, options, entries, validator,
+                                           options.num_threads))
 
 
 def train(corpus, options, progress=None) -> list[tuple[str, float]]:
@@ -1138,12 +1245,12 @@ def train(corpus, options, progress=None) -> list[tuple[str, float]]:
                 corpus.sentences = []  # the units and seeds are all that is needed of them
             else:
                 units, pieces = _units_and_seeds(corpus, options, validator)
-        lattices = _LatticeRunner(units, options.num_threads)
-        del units
-        reporter = _Reporter(progress)
         if not pieces:
             raise TrainerError("no character to train on: every character of the corpus is "
                                "outside the alphabet.")
+        lattices = _LatticeRunner(units, options.num_threads)
+        del units
+        reporter = _Reporter(progress)
         reporter.log("seeds: %d pieces, %d units (%.1fs)"
                      % (len(pieces), lattices.count, time.time() - started))
         desired = int(options.vocab_size * 1.1)

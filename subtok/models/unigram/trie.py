@@ -83,9 +83,25 @@ def piece_lookup(table: Mapping[str, tuple[int, float]]) -> dict[str, tuple[int,
 
 def index_table(pieces: Iterable[str]) -> dict[str, int]:
     """The trainer's table: piece -> its index in ``pieces``; a prefix that
-    is not a piece -> -1."""
-    return prefix_table({piece: index for index, piece in enumerate(pieces)}, -1,
-                        string_keyed=True)  # searched by the forked lattice workers
+    is not a piece -> -1.
+
+    Built in one pass, every key put in just as it is made (a piece's
+    missing prefixes, longest first... then the piece): the table's
+    strings lie in memory in the order of its entries, which is the order
+    a dict frees them in. A forked process that drops an inherited table
+    then releases its memory an arena at a time, instead of first copying
+    every page it writes a reference count to. Only strings are keys, so
+    lookups take no reference to the keys (see :func:`prefix_table`).
+    """
+    table: dict[str, int] = {}
+    for index, piece in enumerate(pieces):
+        for end in range(len(piece) - 1, 0, -1):
+            prefix = piece[:end]
+            if prefix in table:  # (its own prefixes are there too)
+                break
+            table[prefix] = -1
+        table[piece] = index
+    return table
 
 
 def common_prefix_search(lookup: Mapping[str, tuple[int, float, bool]], text: str,
