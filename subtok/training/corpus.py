@@ -55,6 +55,7 @@ import random
 import re
 import sys
 import threading
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -1086,12 +1087,16 @@ def mask_units(units: Counter, alphabet: dict[str, int], counts: Iterable[str]) 
     """Masked distinct units (merged when masking makes them equal), sorted by
     (count desc, unit asc)."""
     table, pattern = _mask_table(alphabet, counts)
-    search = pattern.search
-    # Usually none or a few (rare characters): one search over all units,
-    # joined by a character of the alphabet (never masked), tells.
-    if search(next(iter(alphabet), "").join(units)) is None:
+    # Usually none or a few (rare characters): one scan over all units,
+    # joined by a character of the alphabet (never masked), finds them,
+    # and where each match falls tells its unit.
+    keys = list(units)
+    separator = next(iter(alphabet), "")
+    found = [m.start() for m in pattern.finditer(separator.join(keys))]
+    if not found:
         return sorted_by_count(units)
-    masked = [unit for unit in units if search(unit)]
+    starts = list(itertools.accumulate(map(len(separator).__add__, map(len, keys)), initial=0))
+    masked = [keys[i] for i in sorted({bisect_right(starts, at) - 1 for at in found})]
     out = dict(units)
     # All masked units leave first: a masked string can then never be
     # mistaken for a unit that still has to be masked.
