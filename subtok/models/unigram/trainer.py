@@ -730,8 +730,8 @@ class _Model:
         """Probabilities by node id: every piece's, then DROPPED's (0) and
         UNKNOWN's (from the end). Doubles in an array rather than a list
         of float objects: what a worker keeps and is sent holds no float
-        object per piece (the lattice code reads a list made for each
-        chunk's run, which is quicker to read from)."""
+        object per piece (after the first pass, the lattice code reads a
+        list made for each chunk's run, which is quicker to read from)."""
         return array("d", chain((math.exp(score) for _, score in self.pieces),
                                 (0.0, self.unk_prob)))
 
@@ -958,9 +958,7 @@ def _build_chunk(shared: tuple, number: int, model: _Model) -> tuple[UnitLattice
     units, chunks, starts = shared
     lo, hi = chunks[number]
     lengths, weights = units.lengths[lo:hi], units.weights[lo:hi]
-    # (computed once per worker, by its first chunk; a list for the chunk,
-    # see _do_chunk)
-    probs = list(model.node_probs)
+    probs = model.node_probs  # (computed once per worker, by its first chunk)
     max_length = model.max_length
     values = _zeros(len(probs))
     total = 0.0
@@ -997,6 +995,8 @@ def _do_chunk(shared: tuple, store: dict, number: int, job: tuple):
     if kind == "expected":
         # A list while the chunk runs: reading a float from it makes no
         # new object, as reading from the array does, twice per node.
+        # (Not in the first pass, whose seed pieces are the most: one
+        # float object each would add to the workers' peak.)
         probs, max_length = list(job[2]), job[3]
     else:
         scores = job[2]
