@@ -729,9 +729,9 @@ class _Model:
     def node_probs(self) -> array:
         """Probabilities by node id: every piece's, then DROPPED's (0) and
         UNKNOWN's (from the end). Doubles in an array rather than a list
-        of float objects: read as quickly by the lattice code, and a
-        worker holds one per piece (and no float object lands in the free
-        space of a heap it inherited)."""
+        of float objects: what a worker keeps and is sent holds no float
+        object per piece (after the first pass, the lattice code reads a
+        list made for each chunk's run, which is quicker to read from)."""
         return array("d", chain((math.exp(score) for _, score in self.pieces),
                                 (0.0, self.unk_prob)))
 
@@ -993,7 +993,11 @@ def _do_chunk(shared: tuple, store: dict, number: int, job: tuple):
     lattices = store[number]
     lattices.renumber(job[1])
     if kind == "expected":
-        probs, max_length = job[2], job[3]
+        # A list while the chunk runs: reading a float from it makes no
+        # new object, as reading from the array does, twice per node.
+        # (Not in the first pass, whose seed pieces are the most: one
+        # float object each would add to the workers' peak.)
+        probs, max_length = list(job[2]), job[3]
     else:
         scores = job[2]
     size = len(probs if kind == "expected" else scores) - 2
