@@ -910,9 +910,13 @@ class _LatticeRunner:
         #: of the last pass (nothing before the first).
         self.pieces: Iterable[str] | None = None
 
-    def _mapping(self, pieces: "Sequence[tuple[str, float]]") -> list[int]:
+    def _mapping(self, pieces: "Sequence[tuple[str, float]]") -> array:
+        """Old piece id -> new id (or UNKNOWN, DROPPED), as the workers
+        get it: an array of ints, not a list (which each worker would
+        unpickle as an int object per old piece, held through the pass)."""
         index = {piece: i for i, (piece, _) in enumerate(pieces)}
-        mapping = [index.get(p, UNKNOWN if len(p) == 1 else DROPPED) for p in self.pieces]
+        mapping = array("i", [index.get(p, UNKNOWN if len(p) == 1 else DROPPED)
+                              for p in self.pieces])
         mapping.extend((DROPPED, UNKNOWN))  # indices -2 and -1 map to themselves
         return mapping
 
