@@ -457,6 +457,9 @@ class PersistentWorkers:
         finally:
             if not finished:
                 self.close()
+        # The pass's results (pickled, then unpickled) leave free space in
+        # this heap too, which the next fork or pass would otherwise hold.
+        _trim()
 
     def close(self) -> None:
         """Stop the workers (and drop the stores)."""
