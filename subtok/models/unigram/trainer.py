@@ -940,7 +940,9 @@ class _LatticeRunner:
         if kind == "expected":
             job = ("expected", mapping, model.node_probs, model.max_length)
         else:
-            job = ("viterbi", mapping, model.node_scores)
+            # (An array: a list would be unpickled as a float object per
+            # piece in each worker.)
+            job = ("viterbi", mapping, array("d", model.node_scores))
         self.pieces = [p for p, _ in pieces]
         return self.workers.run(job)
 
