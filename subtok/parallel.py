@@ -390,6 +390,8 @@ class PersistentWorkers:
         self.count = workers if can_fork() else 1
         self.store: dict = {}  # the store of this process, when there are no workers
         self.team: list[_Worker] = []
+        if self.count > 1:
+            _ready_to_fork()
 
     def run(self, job: Any) -> Iterator:
         """One pass with ``job``: every task's result, in task order (the
@@ -473,6 +475,24 @@ class PersistentWorkers:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _ready_to_fork() -> None:
+    """Import now what forking workers and trimming the heap first import.
+
+    A large first job (e.g. a table of many small objects) is often made
+    between creating the workers' object and their fork; the thousands
+    of long-lived objects of a module imported at the fork (``ctypes``,
+    ``multiprocessing``'s fork and connection code) would then fill the
+    free space among the job's objects, and keep their memory arenas from
+    being given back when the job is dropped: in this process and in
+    every worker, which each write to those pages as they free the job.
+    """
+    import pickle  # noqa: F401 (see above)
+    import multiprocessing.connection
+    import multiprocessing.popen_fork  # noqa: F401
+    multiprocessing.get_context("fork")
+    _trim()
 
 
 def _trim() -> None:
