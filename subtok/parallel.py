@@ -24,7 +24,7 @@ workers stop: a full pass in the parent writes the header of every object
 it walks, and each page the parent writes is then held twice, the
 workers keeping the original. For the same reason the C heap's free
 pages are given back to the system before a fork and after each pass of
-a persistent worker (:func:`_trim`).
+a persistent worker, and in the parent after each pass (:func:`_trim`).
 
 The parent sends a task only to a worker that is waiting for one, so
 neither side can block the other on a full pipe. A worker that dies (e.g.
@@ -43,6 +43,10 @@ and shares caches between workers.
 are first needed, in the parent before it forks: a run that forks nothing
 (a small corpus, an empty one) never loads them, which is a good part of
 ``subtok train``'s start-up otherwise (docs/performance.md).
+:class:`PersistentWorkers` imports them (and ``ctypes``) when it is made,
+before its caller builds the first job, not at the fork: their objects
+would otherwise fill the free space among the job's, and keep its memory
+from being given back when it is dropped.
 """
 
 from __future__ import annotations
