@@ -81,18 +81,29 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         corpus = CORPUS
-        raw = CORPUS.read_bytes()
-        lines = raw.count(b"\n")
-        if args.lines:
-            kept = raw.split(b"\n")[:args.lines]
-            raw = b"\n".join(kept) + b"\n"
-            lines = len(kept)
-            corpus = tmp / "corpus.txt"
-            corpus.write_bytes(raw)
+        # Read a line at a time: a child's ru_maxrss starts from its
+        # parent's (it is kept across fork and exec), so this process
+        # holding the whole corpus would raise every measured peak to it.
+        lines = size = 0
+        with open(CORPUS, "rb") as source:
+            if args.lines:
+                corpus = tmp / "corpus.txt"
+                with open(corpus, "wb") as out:
+                    for line in source:
+                        if lines == args.lines:
+                            break
+                        if not line.endswith(b"\n"):
+                            line += b"\n"
+                        out.write(line)
+                        lines += 1
+                        size += len(line)
+            else:
+                for line in source:
+                    lines += line.endswith(b"\n")
+                    size += len(line)
         print("corpus: %s (%d lines, %.1f MB), vocab_size %d, num_threads %d; load %s"
-              % (CORPUS.name, lines, len(raw) / 1e6, args.vocab_size, args.threads,
+              % (CORPUS.name, lines, size / 1e6, args.vocab_size, args.threads,
                  " ".join("%.2f" % x for x in os.getloadavg())))
-        del raw
         print("memory: peak over the process tree of the sum of Pss (/proc/PID/smaps_rollup, "
               "sampled every 50 ms), at least the largest ru_maxrss")
         for kind in args.types.split(","):

@@ -24,7 +24,7 @@ workers stop: a full pass in the parent writes the header of every object
 it walks, and each page the parent writes is then held twice, the
 workers keeping the original. For the same reason the C heap's free
 pages are given back to the system before a fork and after each pass of
-a persistent worker (:func:`_trim`).
+a persistent worker, and in the parent after each pass (:func:`_trim`).
 
 The parent sends a task only to a worker that is waiting for one, so
 neither side can block the other on a full pipe. A worker that dies (e.g.
@@ -43,6 +43,10 @@ and shares caches between workers.
 are first needed, in the parent before it forks: a run that forks nothing
 (a small corpus, an empty one) never loads them, which is a good part of
 ``subtok train``'s start-up otherwise (docs/performance.md).
+:class:`PersistentWorkers` imports them (and ``ctypes``) when it is made,
+before its caller builds the first job, not at the fork: their objects
+would otherwise fill the free space among the job's, and keep its memory
+from being given back when it is dropped.
 """
 
 from __future__ import annotations
@@ -390,6 +394,8 @@ class PersistentWorkers:
         self.count = workers if can_fork() else 1
         self.store: dict = {}  # the store of this process, when there are no workers
         self.team: list[_Worker] = []
+        if self.count > 1:
+            _ready_to_fork()
 
     def run(self, job: Any) -> Iterator:
         """One pass with ``job``: every task's result, in task order (the
@@ -457,6 +463,9 @@ class PersistentWorkers:
         finally:
             if not finished:
                 self.close()
+        # The pass's results (pickled, then unpickled) leave free space in
+        # this heap too, which the next fork or pass would otherwise hold.
+        _trim()
 
     def close(self) -> None:
         """Stop the workers (and drop the stores)."""
@@ -470,6 +479,24 @@ class PersistentWorkers:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _ready_to_fork() -> None:
+    """Import now what forking workers and trimming the heap first import.
+
+    A large first job (e.g. a table of many small objects) is often made
+    between creating the workers' object and their fork; the thousands
+    of long-lived objects of a module imported at the fork (``ctypes``,
+    ``multiprocessing``'s fork and connection code) would then fill the
+    free space among the job's objects, and keep their memory arenas from
+    being given back when the job is dropped: in this process and in
+    every worker, which each write to those pages as they free the job.
+    """
+    import pickle  # noqa: F401 (see above)
+    import multiprocessing.connection
+    import multiprocessing.popen_fork  # noqa: F401
+    multiprocessing.get_context("fork")
+    _trim()
 
 
 def _trim() -> None:

@@ -677,7 +677,7 @@ class UnitLattices:
         s, t = self.offsets[u], self.offsets[u + 1]
         return list(zip(self.begins[s:t], self.ends[s:t], self.ids[s:t]))
 
-    def renumber(self, mapping: list[int]) -> None:
+    def renumber(self, mapping: "list[int] | array") -> None:
         """Apply ``mapping``: old id -> new id, UNKNOWN or DROPPED (which map to themselves)."""
         self.ids = array("i", map(mapping.__getitem__, self.ids))
         # A dropped node adds nothing to any sum, but the sweep is not

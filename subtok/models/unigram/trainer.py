@@ -910,9 +910,13 @@ class _LatticeRunner:
         #: of the last pass (nothing before the first).
         self.pieces: Iterable[str] | None = None
 
-    def _mapping(self, pieces: "Sequence[tuple[str, float]]") -> list[int]:
+    def _mapping(self, pieces: "Sequence[tuple[str, float]]") -> array:
+        """Old piece id -> new id (or UNKNOWN, DROPPED), as the workers
+        get it: an array of ints, not a list (which each worker would
+        unpickle as an int object per old piece, held through the pass)."""
         index = {piece: i for i, (piece, _) in enumerate(pieces)}
-        mapping = [index.get(p, UNKNOWN if len(p) == 1 else DROPPED) for p in self.pieces]
+        mapping = array("i", [index.get(p, UNKNOWN if len(p) == 1 else DROPPED)
+                              for p in self.pieces])
         mapping.extend((DROPPED, UNKNOWN))  # indices -2 and -1 map to themselves
         return mapping
 
@@ -936,7 +940,9 @@ class _LatticeRunner:
         if kind == "expected":
             job = ("expected", mapping, model.node_probs, model.max_length)
         else:
-            job = ("viterbi", mapping, model.node_scores)
+            # (An array: a list would be unpickled as a float object per
+            # piece in each worker.)
+            job = ("viterbi", mapping, array("d", model.node_scores))
         self.pieces = [p for p, _ in pieces]
         return self.workers.run(job)
 
@@ -1023,7 +1029,7 @@ def _do_chunk(shared: tuple, store: dict, number: int, job: tuple):
 
 
 def run_e_step(model: _Model, pieces: list[tuple[str, float]],
-               lattices: "_LatticeRunner") -> tuple[list[float], float]:
+               lattices: "_LatticeRunner") -> tuple[array, float]:
     """Expected count of every piece and the objective (``RunEStep``).
 
     For every unit: forward/backward over its lattice (all pieces of the
@@ -1031,15 +1037,19 @@ def run_e_step(model: _Model, pieces: list[tuple[str, float]],
     piece starts); each node adds ``freq * P(node)`` to its piece. The
     objective is the mean negative log likelihood per unit occurrence.
     """
-    expected = [0.0] * model.size
+    # Sums in an array of doubles (the same additions, in chunk order):
+    # a list would hold a float object per piece in this process while the
+    # workers run.
+    expected = _zeros(model.size)
     loglik = 0.0
     for values, part in lattices.run("expected", model, pieces):
-        expected = list(map(add, expected, values))
+        expected = array("d", map(add, expected, values))
         loglik += part
     return expected, -loglik / lattices.total_weight
 
 
-def run_m_step(pieces: list[tuple[str, float]], expected: list[float]) -> list[tuple[str, float]]:
+def run_m_step(pieces: list[tuple[str, float]],
+               expected: "Sequence[float]") -> list[tuple[str, float]]:
     """Drop pieces expected < 0.5 times; score = digamma(count) - digamma(sum)."""
     kept = []
     total = 0.0
@@ -1098,11 +1108,11 @@ def prune(pieces: list[tuple[str, float]], model: _Model,
     # no other worker is forked for it (see docs/performance.md, d19em).
     model.table  # built once, before the lattice pass
     ranges = _piece_ranges(pieces, max(1, len(lattices.chunks)))
-    freq = [0.0] * model.size
+    freq = _zeros(model.size)  # (an array, as run_e_step's sums)
     tokens = 0
     alternatives: list = []
     for number, (part, count) in enumerate(lattices.run("viterbi", model, pieces)):
-        freq = list(map(add, freq, part))
+        freq = array("d", map(add, freq, part))
         tokens += count
         lo, hi = ranges[number]
         alternatives.extend(piece_alternatives(model, pieces[i][0]) for i in range(lo, hi))
