@@ -110,8 +110,8 @@ UNK_PENALTY = 10.0
 MIN_SCORE_PENALTY_DELTA = 0.0001
 
 #: Units per chunk of an EM (or Viterbi) pass, by the sum of their lengths
-#: in characters (+1 each). Chunks do not depend on num_threads, which keeps
-#: the sums identical for any count.
+#: in characters (+1 each), at most. Chunks do not depend on num_threads,
+#: which keeps the sums identical for any count.
 EM_CHUNK_CHARS = 100_000
 #: Pieces per task of :func:`prune_unreachable`'s full search for
 #: alternatives, by the sum of their lengths in characters times 4 (the
@@ -893,12 +893,18 @@ class _LatticeRunner:
     def __init__(self, units: "list[tuple[str, int]] | _UnitTexts", num_threads: int) -> None:
         if not isinstance(units, _UnitTexts):
             units = _UnitTexts(units)
-        self.chunks = chunk_bounds(units.lengths, _length_cost, EM_CHUNK_CHARS)
+        # An even number of chunks of equal cost: workers take every N-th
+        # chunk, so two get equal shares (chunks of EM_CHUNK_CHARS and a
+        # small last one left one worker a whole chunk behind the other).
+        self.total_chars = sum(map(_length_cost, units.lengths))
+        count = max(1, -(-self.total_chars // EM_CHUNK_CHARS))
+        count += count % 2
+        self.chunks = chunk_bounds(units.lengths, _length_cost,
+                                   max(1, -(-self.total_chars // count)))
         # Where each chunk's first unit begins in the joined text.
         starts = [0]
         for lo, hi in self.chunks[:-1]:
             starts.append(starts[-1] + sum(units.lengths[lo:hi]))
-        self.total_chars = sum(map(_length_cost, units.lengths))
         self.total_weight = sum(units.weights)
         self.count = len(units.lengths)
         workers = 1
