@@ -1073,11 +1073,15 @@ def mask_unknown(sentences: list[tuple[str, int]], alphabet: dict[str, int],
             for text, freq in sentences]
 
 
-def _mask_table(alphabet, counts: Iterable[str]):
-    """str.translate table of :func:`mask_unknown`, and a regex finding its keys."""
+def _mask_table(alphabet, counts: Iterable[str], nul: bool = True):
+    """str.translate table of :func:`mask_unknown`, and a regex finding its
+    keys; without ``nul``, NUL is left alone (where it is a separator)."""
     table = {ord(c): UNK_CHAR for c in counts if c not in alphabet}
     table[ord(BOUNDARY)] = UNK_CHAR
-    table[0] = UNK_CHAR
+    if nul:
+        table[0] = UNK_CHAR
+    else:
+        table.pop(0, None)
     table[0x20] = UNK_CHAR
     pattern = re.compile("[%s]" % "".join("\\U%08x" % c for c in sorted(table)))
     return table, pattern
@@ -1098,12 +1102,18 @@ def mask_units(units: Counter, alphabet: dict[str, int], counts: Iterable[str]) 
     starts = list(itertools.accumulate(map(len(separator).__add__, map(len, keys)), initial=0))
     masked = [keys[i] for i in sorted({bisect_right(starts, at) - 1 for at in found})]
     out = dict(units)
-    # All masked units leave first: a masked string can then never be
-    # mistaken for a unit that still has to be masked.
-    moved = [(unit.translate(table), out.pop(unit)) for unit in masked]
-    for unit, count in moved:
-        out[unit] = out.get(unit, 0) + count
+    _remask(out, masked, table)
     return sorted_by_count(out)
+
+
+def _remask(counts: dict[str, int], keys: list[str], table: dict[int, str]) -> None:
+    """Replace ``keys`` of ``counts`` by their masked strings (``table``),
+    adding up the counts of strings that become equal. All of them leave
+    first: a masked string can then never be mistaken for a key that
+    still has to be masked."""
+    moved = [(key.translate(table), counts.pop(key)) for key in keys]
+    for key, count in moved:
+        counts[key] = counts.get(key, 0) + count
 
 
 def sorted_by_count(counts: dict[str, int]) -> list[tuple[str, int]]:
@@ -1292,15 +1302,11 @@ def _entries_corpus(raw: Iterable[tuple[str, int]], size: int, options: TrainerO
     # The end of the text follows the last word.
     entries[stitch.pending + END_OF_TEXT] += stitch.count
     if any(char not in alphabet for char in chars):
-        table, _ = _mask_table(alphabet, chars)
-        del table[0]  # NUL: only the separator before a next sentence (see count_entries)
-        search = re.compile("[%s]" % "".join("\\U%08x" % c for c in sorted(table))).search
+        # NUL stays: only the separator before a next sentence (see count_entries).
+        table, pattern = _mask_table(alphabet, chars, nul=False)
+        search = pattern.search
         for counter in (parts, entries):
-            # All masked keys leave first (see mask_units).
-            moved = [(key.translate(table), counter.pop(key))
-                     for key in [key for key in counter if search(key)]]
-            for key, count in moved:
-                counter[key] += count
+            _remask(counter, [key for key in counter if search(key)], table)
     # The words: "▁" + each part, without the NUL that ends a sentence's
     # last part, and those of the other entries.
     words = dict(zip(map(SPACE.__add__, parts), parts.values()))

@@ -473,10 +473,17 @@ def _packed(found: dict[str, int]) -> tuple:
 def _unpacked(packed: tuple) -> Iterator[tuple[str, int]]:
     """The (piece, count) pairs of a :func:`_packed` result."""
     text, lengths, counts = packed
-    start = 0
-    for length, count in zip(lengths, counts):
-        yield text[start:start + length], count
-        start += length
+    return zip(_cut(text, lengths), counts)
+
+
+def _cut(text: str, lengths: Iterable[int], start: int = 0, gap: int = 0) -> Iterator[str]:
+    """The strings laid one after another in ``text`` from ``start``, of
+    ``lengths``, ``gap`` characters apart: how the compact forms here
+    (:class:`SeedEntries`, :class:`_UnitTexts`, packed seed results) hold
+    many strings as one."""
+    for length in lengths:
+        yield text[start:start + length]
+        start += length + gap
 
 
 class SeedEntries:
@@ -509,12 +516,8 @@ class SeedEntries:
         return len(self.lengths) + len(self.ends)
 
     def items(self) -> Iterator[tuple[str, int]]:
-        text = self.text
-        start = 0
-        for length, count in zip(self.lengths, self.counts):
-            yield text[start:start + length], count
-            start += length + 1
-        yield from self.ends.items()
+        return chain(zip(_cut(self.text, self.lengths, gap=len(self.SEPARATOR)), self.counts),
+                     self.ends.items())
 
 
 def _int_array(values, top: int) -> "array | list[int]":
@@ -861,12 +864,7 @@ class _UnitTexts:
 
     def texts(self, lo: int, hi: int, start: int) -> list[str]:
         """The texts of units ``lo..hi-1``; ``start`` is where unit ``lo`` begins in :attr:`text`."""
-        text = self.text
-        out = []
-        for length in self.lengths[lo:hi]:
-            out.append(text[start:start + length])
-            start += length
-        return out
+        return list(_cut(self.text, self.lengths[lo:hi], start))
 
 
 class _LatticeRunner:
