@@ -37,7 +37,8 @@ def main() -> None:
     args = parser.parse_args()
     sys.path.insert(0, args.source)
     from subtok.models.bpe.trainer import train
-    from subtok.training.corpus import Progress, load_corpus
+    from subtok.progress import Progress
+    from subtok.training.corpus import load_corpus
     from subtok.training.spec import TrainerOptions
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -118,7 +118,7 @@ def wordpiece_parity(tmp: Path, threads: int) -> None:
     from subtok.models.wordpiece.bert_words import WordCounter
     from subtok.models.wordpiece.trainer import (DEFAULT_SPECIAL_TOKENS, bert_normalizer, count_words,
                                                  frequency_vocab)
-    from subtok.training.corpus import Progress
+    from subtok.progress import Progress
     from subtok.training.spec import TrainerOptions
     cases = [("gutenberg 6 MB", [head(GUTENBERG, 6_000_000, tmp / "g6.txt")], 8000),
              ("de+fr+ru", [CORPORA / n for n in ("de.txt", "fr.txt", "ru.txt")], 4000)]

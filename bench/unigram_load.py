@@ -28,7 +28,8 @@ CORPUS = HERE.parent.parent / "shared" / "data" / "corpora" / "gutenberg_en.txt"
 CHILD = r"""
 import hashlib, resource, sys, time
 path, threads = sys.argv[1], int(sys.argv[2])
-from subtok.training.corpus import Progress, load_corpus
+from subtok.progress import Progress
+from subtok.training.corpus import load_corpus
 from subtok.training.spec import TrainerOptions
 from subtok.models.unigram import trainer
 options = TrainerOptions.from_kwargs(input=[path], model_prefix="unused", model_type="unigram",

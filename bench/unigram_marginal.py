@@ -31,7 +31,8 @@ def main() -> None:
     args = parser.parse_args()
     from subtok.models.unigram import trainer
     from subtok.models.unigram.lattice import UnitLattices, populate_marginal
-    from subtok.training.corpus import Progress, load_corpus
+    from subtok.progress import Progress
+    from subtok.training.corpus import load_corpus
     from subtok.training.spec import TrainerOptions
     from subtok.training.validity import PieceValidator
     with tempfile.TemporaryDirectory() as tmp:

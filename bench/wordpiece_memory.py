@@ -38,7 +38,7 @@ COUNT_CODE = """
 import pickle, sys
 from subtok.models.wordpiece.bert_words import WordCounter
 from subtok.models.wordpiece.trainer import bert_normalizer, count_words
-from subtok.training.corpus import Progress
+from subtok.progress import Progress
 from subtok.training.spec import TrainerOptions
 files, lowercase, out = sys.argv[1].split(","), sys.argv[2] == "1", sys.argv[3]
 opts = TrainerOptions.from_kwargs(input=files, model_type="wordpiece", lowercase=lowercase,

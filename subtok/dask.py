@@ -4,7 +4,7 @@
 of N single-threaded worker processes; ``--scheduler tcp://HOST:PORT``
 uses a running scheduler. Each input file, or each byte range of about
 ``--chunk_size`` bytes of a larger file
-(:class:`subtok.training.corpus.FileRange`: the lines that start in it),
+(:class:`subtok.training.reading.FileRange`: the lines that start in it),
 is one task: a worker counts it with the options given (as
 :func:`subtok.training.counts.count` does, in bounded memory, spilling on
 the worker's own temporary disk). The partial count files are merged on
@@ -64,7 +64,7 @@ from typing import Any
 from subtok.atomic import move_into_place
 from subtok.errors import InputError, ModelFileError, OutputError, SubtokError, TrainerError
 from subtok.training import counts
-from subtok.training.corpus import FileRange, byte_ranges
+from subtok.training.reading import FileRange, byte_ranges
 
 INSTALL_HINT = "pip install 'subtok[dask]' (dask and distributed)"
 #: Seconds to wait for a tcp:// scheduler before giving up.

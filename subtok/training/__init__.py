@@ -3,7 +3,7 @@
 Every trainer is a function ``train(corpus, options, progress)`` taking a
 :class:`~subtok.training.corpus.Corpus` (normalized, masked sentences plus
 alphabet and meta pieces), the :class:`~subtok.training.spec.TrainerOptions`
-and a :class:`~subtok.training.corpus.Progress`, and returning the trained
+and a :class:`~subtok.progress.Progress`, and returning the trained
 NORMAL pieces as ``(piece, score)`` in output order. Meta pieces are placed
 around them by :func:`subtok.training.api.train`.
 

@@ -59,7 +59,8 @@ def train(input: Any = None, model_prefix: str | os.PathLike | None = None, *,
     :class:`~subtok.errors.SubtokError`) with a one-line message.
     """
     from subtok.training import get_trainer
-    from subtok.training.corpus import Progress, load_corpus
+    from subtok.progress import Progress
+    from subtok.training.corpus import load_corpus
     from subtok.training.spec import TrainerOptions
 
     started = time.monotonic()

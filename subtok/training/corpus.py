@@ -1,18 +1,19 @@
 """Loading a training corpus: sentencepiece's ``LoadSentences`` and friends.
 
 Phases (``TrainerInterface::InitMetaPieces`` and ``LoadSentences``), each a
-short function below:
+short function:
 
 1. :func:`build_meta` places the meta pieces (unk/bos/eos/pad, control and
    user-defined symbols, byte pieces) at their ids.
-2. :func:`read_sentences` streams ``(sentence, freq)`` pairs from the input
-   files (or stdin, or an iterable, or the byte range of a file that one
-   Dask task counts, :class:`FileRange`), one per "\\n"-terminated line, skipping
-   empty lines, lines longer than ``max_sentence_length`` bytes (one
-   warning) and lines containing U+2585; ``input_format=tsv`` lines are
-   ``sentence<TAB>freq``.
-3. :func:`select` keeps them all, the first N, or a seeded reservoir sample
-   of N (``input_sentence_size``).
+2. :func:`~subtok.training.reading.read_sentences` streams ``(sentence,
+   freq)`` pairs from the input files (or stdin, or an iterable, or the
+   byte range of a file that one Dask task counts,
+   :class:`~subtok.training.reading.FileRange`), one per "\\n"-terminated
+   line, skipping empty lines, lines longer than ``max_sentence_length``
+   bytes (one warning) and lines containing U+2585; ``input_format=tsv``
+   lines are ``sentence<TAB>freq``.
+3. :func:`~subtok.training.reading.select` keeps them all, the first N,
+   or a seeded reservoir sample of N (``input_sentence_size``).
 4. :func:`normalize_pass` runs the model's normalizer, turns every
    meta-piece string and the ``pretokenization_delimiter`` into TAB (a hard
    boundary; 0.2.3 keeps the delimiter out of the alphabet) and drops empty
@@ -21,7 +22,12 @@ short function below:
    the most frequent ones up to ``character_coverage`` (float32 comparison,
    required chars first).
 6. Characters outside the alphabet (TAB included) become U+2585, which no
-   piece may contain.
+   piece may contain (:mod:`subtok.training.units` masks them).
+
+Steps 2-3 live in :mod:`subtok.training.reading`; the word splitting,
+character counts, masking and ``Sorted`` order that every step shares in
+:mod:`subtok.training.units`; unigram's word-and-follower counts in
+:mod:`subtok.training.followers`.
 
 The result is a :class:`Corpus`: what every trainer starts from.
 
@@ -40,7 +46,7 @@ from a clean heap; one with kept sentences can be deferred
 (``load_corpus(..., defer=True)``, ``Corpus.load``) for the trainer to
 read in a child of its own. That read keeps no sentences either: the
 chunks count unigram's words and seed entries (each word with what
-follows it, :func:`count_entries`), merged and masked once per distinct
+follows it, :func:`~subtok.training.followers.count_entries`), merged and masked once per distinct
 string (:func:`_entries_corpus`); only where that would differ from the
 kept sentences (a sentence normalizing to "", "▁" outside the alphabet,
 NUL, a pretokenization delimiter) are the sentences kept.
@@ -51,15 +57,11 @@ from __future__ import annotations
 import functools
 import itertools
 import os
-import random
 import re
-import sys
-import threading
-from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
-from contextlib import closing, contextmanager
+from contextlib import closing
 from dataclasses import dataclass, field
 
 from subtok.collector import collector_paused
@@ -68,101 +70,16 @@ from subtok.float32 import f32
 from subtok.normalizers.charsmap import load_rules
 from subtok.normalizers.sentencepiece import Normalizer
 from subtok.parallel import chunks, ordered_map, run_in_child, worker_count
-from subtok.progress import input_size
-from subtok.symbols import BOUNDARY, END_OF_TEXT, UNK_CHAR
+from subtok.progress import Progress
+from subtok.symbols import BOUNDARY, END_OF_TEXT
 from subtok.symbols import SPACE_SYMBOL as SPACE
 from subtok.vocab import PieceType, byte_piece
+from subtok.training.followers import (FollowedStitch, count_entries, count_followed, entries_of,
+                                      entry_words)
+from subtok.training.reading import INT64_MAX, read_sentences, select
 from subtok.training.spec import TrainerOptions
-
-_UNK_BYTES = UNK_CHAR.encode("utf-8")
-
-
-# ----------------------------------------------------------------------------
-# progress and messages
-
-
-class Progress:
-    """Progress bars (tqdm on stderr), warnings and the summary of one run.
-
-    ``enabled=None`` shows bars only when stderr is a terminal. Bars carry
-    a total (and so an ETA) wherever it is known; a phase of unknown
-    length shows a live clock (:meth:`phase`). Warnings and the summary are
-    printed unless ``minloglevel >= 2``, through tqdm's writer while bars
-    are shown, so that a bar is redrawn below the message instead of being
-    cut by it.
-    """
-
-    def __init__(self, enabled: bool | None = False, minloglevel: int = 0) -> None:
-        if enabled is None:
-            enabled = bool(getattr(sys.stderr, "isatty", lambda: False)())
-        self.enabled = enabled
-        self.minloglevel = minloglevel
-
-    def bar(self, iterable: Iterable | None = None, *, total: int | None = None,
-            desc: str = "", unit: str = "it", unit_scale: bool = False,
-            bar_format: str | None = None):
-        """``tqdm(iterable)`` when enabled, else a no-op stand-in."""
-        if not self.enabled:
-            return _NoBar(iterable)
-        from tqdm import tqdm
-        return tqdm(iterable, total=total, desc=desc, unit=unit, unit_scale=unit_scale,
-                    file=sys.stderr, leave=False, dynamic_ncols=True, bar_format=bar_format)
-
-    @contextmanager
-    def phase(self, desc: str):
-        """A bar for a step that reports nothing while it runs: it shows
-        the time spent, redrawn twice a second by a helper thread."""
-        if not self.enabled:
-            yield
-            return
-        bar = self.bar(desc=desc, bar_format="{desc}: {elapsed}")
-        done = threading.Event()
-
-        def tick() -> None:
-            while not done.wait(0.5):
-                bar.refresh()
-
-        ticker = threading.Thread(target=tick, name="subtok-progress", daemon=True)
-        ticker.start()
-        try:
-            yield
-        finally:
-            done.set()
-            ticker.join()
-            bar.close()
-
-    def warning(self, message: str) -> None:
-        self.say("subtok: warning: %s" % message)
-
-    def say(self, line: str) -> None:
-        """Print one line on stderr (unless quiet), keeping bars intact."""
-        if self.minloglevel >= 2:
-            return
-        if self.enabled:
-            from tqdm import tqdm
-            tqdm.write(line, file=sys.stderr)
-        else:
-            print(line, file=sys.stderr)
-
-
-class _NoBar:
-    def __init__(self, iterable) -> None:
-        self.iterable = iterable
-
-    def __iter__(self):
-        return iter(self.iterable)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        return None
-
-    def update(self, n: int = 1) -> None:
-        return None
-
-    def close(self) -> None:
-        return None
+from subtok.training.units import (COUNT_BATCH_CHARS, count_words, mask_table, mask_unknown, mask_units,
+                                   remask, sorted_by_count, sorted_items, split_into_words, weighted_chars)
 
 
 # ----------------------------------------------------------------------------
@@ -231,11 +148,6 @@ class Corpus:
 _UNIT_SEPARATOR = "\x00"
 
 
-def sorted_items(items):
-    """sentencepiece's ``Sorted``: value descending, then key ascending."""
-    return sorted(items, key=lambda kv: (-kv[1], kv[0]))
-
-
 # ----------------------------------------------------------------------------
 # 1. meta pieces
 
@@ -300,205 +212,6 @@ def build_meta(options: TrainerOptions) -> list[tuple[int, str, int]]:
         raise TrainerError("Vocabulary size is smaller than the number of meta pieces (%d vs %d). "
                            "Increase --vocab_size." % (vocab_size, len(placed)))
     return [(i, placed[i][0], int(placed[i][1])) for i in sorted(placed)]
-
-
-# ----------------------------------------------------------------------------
-# 2. reading
-
-
-def _open_input(path: str):
-    """``path`` opened for reading bytes, or the one-line error naming it."""
-    try:
-        return open(path, "rb")
-    except OSError as exc:
-        raise TrainerError("%s: cannot open input file: %s." % (path, exc.strerror or exc)) from None
-
-
-class FileRange:
-    """The lines of a file that start in its bytes ``[start, end)``, with
-    their "\\n" (the last line of the file may have none): the lines a
-    worker counts when a large file is split into byte ranges
-    (:mod:`subtok.dask`). A line starts at byte 0 or after a "\\n", so the
-    ranges of :func:`byte_ranges` give every line of the file exactly once,
-    in order, however they cut it: a range skips the rest of a line begun
-    before it and reads on past its end to finish its last one.
-
-    Given as ``lines`` to :func:`read_sentences`, its lines get the filters
-    of a file given as ``input`` (the same line splitting; errors and
-    warnings name ``name``, lines numbered from the range's start).
-    """
-
-    def __init__(self, path: str, start: int, end: int) -> None:
-        if not 0 <= start <= end:
-            raise ValueError("bad byte range %d-%d" % (start, end))
-        self.path, self.start, self.end = path, start, end
-        self.name = path if start == 0 else "%s (the lines starting in bytes %d-%d)" % (path, start, end)
-
-    def __repr__(self) -> str:
-        return "FileRange(%r, %d, %d)" % (self.path, self.start, self.end)
-
-    def __iter__(self) -> Iterator[bytes]:
-        handle = _open_input(self.path)
-        try:
-            position = self.start
-            if position > 0:
-                # The byte before the range: a "\\n" there makes the line at
-                # ``start`` ours; otherwise the line we are in is the range
-                # before's, and ours start after the next "\\n".
-                handle.seek(position - 1)
-                position += len(handle.readline()) - 1
-            for line in handle:
-                if position >= self.end:
-                    break
-                position += len(line)
-                yield line
-        except OSError as exc:
-            raise TrainerError("%s: cannot read input: %s." % (self.name, exc.strerror or exc)) from None
-        finally:
-            handle.close()
-
-
-def byte_ranges(path: str, size: int, chunk_size: int) -> list[FileRange]:
-    """``path`` (``size`` bytes) cut into ranges of about ``chunk_size``
-    bytes, in order; a file of at most ``chunk_size`` bytes is one range."""
-    if chunk_size < 1:
-        raise ValueError("chunk_size must be >= 1")
-    pieces = max(1, -(-size // chunk_size))
-    cuts = [size * i // pieces for i in range(pieces + 1)]
-    return [FileRange(path, a, b) for a, b in zip(cuts, cuts[1:])]
-
-
-def _source_lines(options: TrainerOptions, lines: Iterable | None,
-                  keep_ends: bool = False) -> Iterator[tuple[str, int, bytes]]:
-    """(source name, line number, raw line bytes without "\\n", or with it
-    where it has one if ``keep_ends``)."""
-    if lines is not None:
-        name = lines.name if isinstance(lines, FileRange) else "<sentences>"
-        for number, line in enumerate(lines, 1):
-            if isinstance(line, str):
-                line = line.encode("utf-8", "surrogateescape")
-            yield name, number, line[:-1] if line.endswith(b"\n") and not keep_ends else line
-        return
-    if not options.input:
-        raise TrainerError("--input is required: give one or more files (or - for stdin).")
-    for path in options.input:
-        if path == "-":
-            handle, name, close = sys.stdin.buffer, "<stdin>", False
-        else:
-            handle, name, close = _open_input(path), path, True
-        try:
-            for number, line in enumerate(handle, 1):
-                yield name, number, line[:-1] if line.endswith(b"\n") and not keep_ends else line
-        except OSError as exc:
-            raise TrainerError("%s: cannot read input: %s." % (name, exc.strerror or exc)) from None
-        finally:
-            if close:
-                handle.close()
-
-
-_INT_RE = re.compile(rb"\s*[+-]?\d+\s*\Z")
-INT64_MAX = (1 << 63) - 1
-
-
-def read_sentences(options: TrainerOptions, progress: Progress,
-                   lines: Iterable | None = None, *, raw: bool = False) -> Iterator[tuple[str, int]]:
-    """Stream (raw sentence, freq), applying ``LoadSentences``' per-line filters.
-
-    ``raw``: text lines exactly as they are, line end included (Hugging
-    Face ``tokenizers`` trains on them so), and none of sentencepiece's
-    filters (length, U+2585); only empty lines are skipped.
-    """
-    tsv = options.input_format == "tsv"
-    max_len = options.max_sentence_length if not raw else sys.maxsize
-    too_long = 0
-    total = input_size(options.input) if lines is None else None
-    with progress.bar(total=total, desc="reading", unit="B", unit_scale=True) as bar:
-        for name, number, line in _source_lines(options, lines, raw and not tsv):
-            bar.update(len(line) + (not line.endswith(b"\n")))
-            freq = 1
-            if tsv:
-                cols = line.split(b"\t")
-                if len(cols) != 2:
-                    raise TrainerError("%s:%d: Input format must be: word <tab> freq." % (name, number))
-                line, text = cols
-                if not _INT_RE.match(text):
-                    raise TrainerError("%s:%d: Could not parse the frequency %r."
-                                       % (name, number, text.decode("utf-8", "replace")))
-                freq = int(text)
-                if freq > INT64_MAX:  # spm reads it with absl::SimpleAtoi into an int64
-                    raise TrainerError("%s:%d: Could not parse the frequency %r (it is over %d)."
-                                       % (name, number, text.decode("utf-8", "replace"), INT64_MAX))
-                if freq < 1:
-                    raise TrainerError("%s:%d: the frequency must be >= 1 (got %d)." % (name, number, freq))
-            if not line:
-                continue
-            if len(line) > max_len:
-                if too_long == 0:
-                    progress.warning("%s:%d: found a line longer than --max_sentence_length=%d bytes "
-                                     "(%d); such lines are skipped." % (name, number, max_len, len(line)))
-                too_long += 1
-                continue
-            if _UNK_BYTES in line and not raw:
-                continue
-            yield line.decode("utf-8", "surrogateescape"), freq
-
-
-# ----------------------------------------------------------------------------
-# 3. selection
-
-
-class MT19937:
-    """``std::mt19937`` (via Python's Mersenne Twister, seeded like C++)."""
-
-    def __init__(self, seed: int) -> None:
-        state = [seed & 0xFFFFFFFF]
-        for i in range(1, 624):
-            state.append((1812433253 * (state[-1] ^ (state[-1] >> 30)) + i) & 0xFFFFFFFF)
-        self._random = random.Random()
-        self._random.setstate((3, tuple(state) + (624,), None))
-
-    def next32(self) -> int:
-        return self._random.getrandbits(32)
-
-    def uniform(self, low: int, high: int) -> int:
-        """libstdc++ ``uniform_int_distribution<uint64>(low, high)`` for ranges < 2**32."""
-        span = high - low + 1
-        if span > 1 << 32:
-            raise ValueError("range too large")
-        if span == 1 << 32:
-            return low + self.next32()
-        product = self.next32() * span
-        low_bits = product & 0xFFFFFFFF
-        if low_bits < span:
-            threshold = ((1 << 32) - span) % span
-            while low_bits < threshold:
-                product = self.next32() * span
-                low_bits = product & 0xFFFFFFFF
-        return low + (product >> 32)
-
-
-def select(sentences: Iterable[tuple[str, int]], options: TrainerOptions) -> list[tuple[str, int]]:
-    """All sentences, the first N, or a reservoir sample of N (seeded)."""
-    size = options.input_sentence_size
-    if size <= 0:
-        return list(sentences)
-    if not options.shuffle_input_sentence:
-        out = []
-        for item in sentences:
-            out.append(item)
-            if len(out) >= size:
-                break
-        return out
-    rng = MT19937(options.seed)
-    out = []
-    for total, item in enumerate(sentences, 1):
-        if total <= size:
-            out.append(item)
-            continue
-        slot = rng.uniform(0, total - 1)
-        if slot < size:
-            out[slot] = item
-    return out
 
 
 # ----------------------------------------------------------------------------
@@ -582,10 +295,6 @@ class _Pass:
     total: int                         # number of sentences
 
 
-#: Characters of count-1 sentences whose words :func:`_count_units` counts in one call.
-_COUNT_BATCH_CHARS = 65536
-
-
 def _count_units(texts: list[str], chunk: list[tuple[str, int]], units: tuple, plain: list[str] = ()):
     """Distinct units of the normalized ``texts`` with their weighted counts
     (for ``("followed", ...)`` see :func:`count_followed`), and of the raw
@@ -635,7 +344,7 @@ def _count_units(texts: list[str], chunk: list[tuple[str, int]], units: tuple, p
         if freq == 1 and (text[-1] if suffix else text[0]) == SPACE:
             batch.append(text)
             batched += len(text)
-            if batched >= _COUNT_BATCH_CHARS:
+            if batched >= COUNT_BATCH_CHARS:
                 count_batch()
                 batched = 0
             continue
@@ -697,202 +406,6 @@ def _plain_words(normalizer: Normalizer, meta: list[str], pattern: "re.Pattern[s
     return plain_words
 
 
-def count_followed(texts: list[str], chunk: list[tuple[str, int]], units: tuple):
-    """Unigram's units with what follows them, which its seed search needs
-    (see :func:`subtok.models.unigram.trainer.collect_units`): a Counter of
-    (word, follower) over the non-empty ``texts`` in order, the follower
-    being the next word's first character or NUL + the next sentence's
-    first character; and, to stitch chunks together, the first character
-    of the first sentence and the last word with its count (its follower
-    is in the next chunk). ``units``: ``("followed", suffix,
-    whitespace_only, split_by_whitespace)``.
-    """
-    out, inner, first, last, last_count, _ = _walk_followed(texts, chunk, units)
-    for part, count in inner.items():
-        if part[-1:] == "\x00":
-            out[(SPACE + part[:-1], "\x00" + SPACE)] += count
-        else:
-            out[(SPACE + part, SPACE)] += count
-    return out, first, last, last_count
-
-
-def _walk_followed(texts: list[str], chunk: list[tuple[str, int]], units: tuple):
-    """:func:`count_followed`'s walk: its pairs (word, follower) -> count,
-    but those of the batched runs of sentences (see :func:`_count_run`),
-    counted as parts; then its first character, last word and count, and
-    the number of non-empty texts."""
-    _, suffix, ws_only, split_ws = units
-    out: Counter = Counter()
-    first = pending = None
-    pending_count = 0
-    # Default flags: runs of count-1 sentences that start with "▁" (as the
-    # dummy prefix makes them) and hold no NUL are joined by NUL and split
-    # at "▁" in one call per batch (see _count_run), instead of a tuple
-    # per word.
-    fast = not suffix and not ws_only and split_ws
-    inner: Counter = Counter()  # see _count_run
-    run: list[str] = []
-    run_chars = nonempty = 0
-    for text, (_, freq) in zip(texts, chunk):
-        if not text:
-            continue
-        nonempty += 1
-        if fast and freq == 1 and text[0] == SPACE and "\x00" not in text:
-            if not run:
-                if pending is None:
-                    first = SPACE
-                else:
-                    out[(pending, "\x00" + SPACE)] += pending_count
-            run.append(text)
-            run_chars += len(text)
-            if run_chars >= _COUNT_BATCH_CHARS:
-                pending, pending_count = _count_run(run, inner), 1
-                run_chars = 0
-            continue
-        if run:
-            pending, pending_count = _count_run(run, inner), 1
-            run_chars = 0
-        if pending is None:
-            first = text[0]
-        else:
-            out[(pending, "\x00" + text[0])] += pending_count
-        words = split_into_words(text, suffix, ws_only) if split_ws else [text]
-        for i in range(len(words) - 1):
-            out[(words[i], words[i + 1][0])] += freq
-        pending, pending_count = words[-1], freq
-    if run:
-        pending, pending_count = _count_run(run, inner), 1
-    return out, inner, first, pending, pending_count, nonempty
-
-
-def _count_run(run: list[str], inner: Counter) -> str:
-    """Count the words of ``run`` (sentences starting with "▁", without NUL)
-    but its last one into ``inner``, and empty ``run``; return that last word.
-
-    Joined by NUL and split at "▁", the sentences give "" first, then one
-    part per word without its "▁": the part of a word followed by "▁"
-    (the next word's first character), or by NUL + "▁" (the next sentence's
-    first character) with that NUL at its end.
-    """
-    parts = "\x00".join(run).split(SPACE)
-    run.clear()
-    last = parts.pop()
-    inner.update(itertools.islice(parts, 1, None))
-    return SPACE + last
-
-
-class FollowedStitch:
-    """Joins the chunks of :func:`count_followed`, in order: the last word
-    of a chunk is followed by NUL + the next chunk's first character."""
-
-    def __init__(self) -> None:
-        self.first: str | None = None
-        self.pending: str | None = None
-        self.count = 0
-
-    def edge(self, first: str | None, last: str | None,
-             last_count: int) -> tuple[tuple[str, str], int] | None:
-        """Take the next chunk's edges; return the (word, follower) pair
-        it completes with its count, or None."""
-        if first is None:
-            return None
-        if self.first is None:
-            self.first = first
-        joined = None
-        if self.pending is not None:
-            joined = (self.pending, "\x00" + first), self.count
-        self.pending, self.count = last, last_count
-        return joined
-
-    def chunk(self, counts: Counter, first: str | None, last: str | None,
-              last_count: int) -> Counter:
-        """``counts`` with the pair from the previous chunk's last word added."""
-        joined = self.edge(first, last, last_count)
-        if joined is not None:
-            counts[joined[0]] += joined[1]
-        return counts
-
-    def end(self) -> dict[tuple[str, str], int]:
-        """The last word: followed by the end of the text (an empty follower)."""
-        if self.pending is None:
-            return {}
-        return {(self.pending, ""): self.count}
-
-
-def mask_followed(followed: dict[tuple[str, str], int], alphabet: dict[str, int],
-                  counts: Counter) -> Counter:
-    """Characters outside the alphabet masked in the words and followers of
-    :func:`count_followed`'s counts (the NUL before a next sentence's
-    character stays)."""
-    items = list(followed.items())
-    words = mask_unknown([(word, 0) for (word, _), _ in items], alphabet, counts)
-    chars = mask_unknown([(follower[-1:], 0) for (_, follower), _ in items], alphabet, counts)
-    out: Counter = Counter()
-    for ((_, follower), count), (word, _), (char, _) in zip(items, words, chars):
-        out[(word, follower[:-1] + char)] += count
-    return out
-
-
-def count_entries(texts: Iterable[str], chunk: list[tuple[str, int]], units: tuple):
-    """What unigram's trainer takes from the normalized ``texts`` (see
-    :func:`subtok.models.unigram.trainer.collect_units`), for one chunk:
-    the parts of :func:`_count_run` -> count, ``word + follower`` -> count
-    for the other words (the follower as in :func:`count_followed`),
-    character -> count, then the first character and the last word with
-    its count (see :class:`FollowedStitch`), and the number of non-empty
-    texts. :func:`entries_of` makes them entries; the words are in those
-    (:func:`entry_words`), but the last one. ``units``: ``("entries",
-    suffix, whitespace_only, split_by_whitespace)``.
-    """
-    pairs, parts, first, last, last_count, nonempty = _walk_followed(
-        texts, chunk, ("followed",) + units[1:])
-    # The words cover the texts: their characters are the texts' ones,
-    # counted once per distinct word. A part is a word without its "▁",
-    # with NUL at the end of a sentence (the only NUL: no text of a run
-    # holds one).
-    chars = weighted_chars(parts, parts.values())
-    chars.pop("\x00", None)
-    if parts:
-        chars[SPACE] += sum(parts.values())
-    entries: dict[str, int] = {}
-    words: dict[str, int] = {}
-    if last is not None:
-        words[last] = last_count
-    # (The words straight from the pairs, not from the entries: a word
-    # holding NUL must show in the characters, see _entries_corpus.)
-    for (word, follower), count in pairs.items():
-        words[word] = words.get(word, 0) + count
-        key = word + follower
-        entries[key] = entries.get(key, 0) + count
-    del pairs
-    chars.update(weighted_chars(words, words.values()))
-    return parts, entries, chars, first, last, last_count, nonempty
-
-
-def entries_of(parts: Counter, entries: dict[str, int]) -> dict[str, int]:
-    """:func:`count_entries`' parts and entries as entries only."""
-    # A part's entry is "▁" + part + "▁", whether it ends with NUL or not
-    # (see _count_run).
-    out = dict(zip(map(f"{SPACE}%s{SPACE}".__mod__, parts), parts.values()))
-    get = out.get
-    for key, count in entries.items():
-        out[key] = get(key, 0) + count
-    return out
-
-
-def entry_words(entries: dict[str, int]) -> dict[str, int]:
-    """The words of :func:`count_entries`' entries (whose words hold no
-    NUL) with their counts: each entry's key without its follower."""
-    words: dict[str, int] = {}
-    get = words.get
-    find = str.find
-    for key, count in entries.items():
-        cut = find(key, "\x00")
-        word = key[:cut] if cut >= 0 else key[:-1]
-        words[word] = get(word, 0) + count
-    return words
-
-
 def _chunk_job(job: _NormalizeJob, chunk: list[tuple[str, int]]):
     """Normalize one chunk: (its size, normalized sentences or None, char counts
     or None, unit counts or None, number of non-empty sentences).
@@ -942,21 +455,6 @@ def _chunk_job(job: _NormalizeJob, chunk: list[tuple[str, int]]):
         sentences = [(t, f) for t, (_, f) in zip(texts, rest)]
     nonempty = len(plain) + sum(1 for t in texts if t)
     return len(chunk), sentences, counts, unit_counts, nonempty
-
-
-def weighted_chars(texts: Iterable[str], freqs: Iterable[int]) -> Counter:
-    """Character counts of ``texts`` weighted by ``freqs`` (texts grouped by weight)."""
-    groups: dict[int, list[str]] = {}
-    for text, freq in zip(texts, freqs):
-        groups.setdefault(freq, []).append(text)
-    counts: Counter = Counter()
-    for freq, group in groups.items():
-        if freq == 1:
-            counts.update("".join(group))
-        else:
-            for char, n in Counter("".join(group)).items():
-                counts[char] += n * freq
-    return counts
 
 
 def _text_size(item: tuple[str, int]) -> int:
@@ -1062,78 +560,6 @@ def compute_alphabet(options: TrainerOptions, counts: Counter) -> dict[str, int]
             continue
         alphabet[char] = count
     return dict(sorted_items(alphabet.items()))
-
-
-def mask_unknown(sentences: list[tuple[str, int]], alphabet: dict[str, int],
-                 counts: Iterable[str]) -> list[tuple[str, int]]:
-    """Replace every character outside ``alphabet`` by U+2585."""
-    table, pattern = _mask_table(alphabet, counts)
-    search = pattern.search
-    return [(text.translate(table), freq) if search(text) else (text, freq)
-            for text, freq in sentences]
-
-
-def _mask_table(alphabet, counts: Iterable[str], nul: bool = True):
-    """str.translate table of :func:`mask_unknown`, and a regex finding its
-    keys; without ``nul``, NUL is left alone (where it is a separator)."""
-    table = {ord(c): UNK_CHAR for c in counts if c not in alphabet}
-    table[ord(BOUNDARY)] = UNK_CHAR
-    if nul:
-        table[0] = UNK_CHAR
-    else:
-        table.pop(0, None)
-    table[0x20] = UNK_CHAR
-    pattern = re.compile("[%s]" % "".join("\\U%08x" % c for c in sorted(table)))
-    return table, pattern
-
-
-def mask_units(units: Counter, alphabet: dict[str, int], counts: Iterable[str]) -> list[tuple[str, int]]:
-    """Masked distinct units (merged when masking makes them equal), sorted by
-    (count desc, unit asc)."""
-    table, pattern = _mask_table(alphabet, counts)
-    # Usually none or a few (rare characters): one scan over all units,
-    # joined by a character of the alphabet (never masked), finds them,
-    # and where each match falls tells its unit.
-    keys = list(units)
-    separator = next(iter(alphabet), "")
-    found = [m.start() for m in pattern.finditer(separator.join(keys))]
-    if not found:
-        return sorted_by_count(units)
-    starts = list(itertools.accumulate(map(len(separator).__add__, map(len, keys)), initial=0))
-    masked = [keys[i] for i in sorted({bisect_right(starts, at) - 1 for at in found})]
-    out = dict(units)
-    _remask(out, masked, table)
-    return sorted_by_count(out)
-
-
-def _remask(counts: dict[str, int], keys: list[str], table: dict[int, str]) -> None:
-    """Replace ``keys`` of ``counts`` by their masked strings (``table``),
-    adding up the counts of strings that become equal. All of them leave
-    first: a masked string can then never be mistaken for a key that
-    still has to be masked."""
-    moved = [(key.translate(table), counts.pop(key)) for key in keys]
-    for key, count in moved:
-        counts[key] = counts.get(key, 0) + count
-
-
-def sorted_by_count(counts: dict[str, int]) -> list[tuple[str, int]]:
-    """Items sorted by (count desc, key asc), i.e. sentencepiece's ``Sorted``."""
-    # Keys grouped by count, each group sorted alone: the strings are
-    # compared only within a group (about half the units have count 1),
-    # and compare faster alone than in (key, count) tuples.
-    groups: dict[int, list[str]] = {}
-    for key, count in counts.items():
-        group = groups.get(count)
-        if group is None:
-            groups[count] = [key]
-        else:
-            group.append(key)
-    out: list[tuple[str, int]] = []
-    for count in sorted(groups, reverse=True):
-        keys = groups[count]
-        keys.sort()
-        out.extend(zip(keys, itertools.repeat(count)))
-    return out
 
 
 # ----------------------------------------------------------------------------
@@ -1303,10 +729,10 @@ def _entries_corpus(raw: Iterable[tuple[str, int]], size: int, options: TrainerO
     entries[stitch.pending + END_OF_TEXT] += stitch.count
     if any(char not in alphabet for char in chars):
         # NUL stays: only the separator before a next sentence (see count_entries).
-        table, pattern = _mask_table(alphabet, chars, nul=False)
+        table, pattern = mask_table(alphabet, chars, nul=False)
         search = pattern.search
         for counter in (parts, entries):
-            _remask(counter, [key for key in counter if search(key)], table)
+            remask(counter, [key for key in counter if search(key)], table)
     # The words: "▁" + each part, without the NUL that ends a sentence's
     # last part, and those of the other entries.
     words = dict(zip(map(SPACE.__add__, parts), parts.values()))
@@ -1377,62 +803,12 @@ def _describe_input(options: TrainerOptions, lines) -> str:
     return ", ".join(options.input) or "<none>"
 
 
-# ----------------------------------------------------------------------------
-# words
-
-
-_PREFIX_WS_RUN = re.compile("(?<=[^%s])(?=%s)" % (SPACE, SPACE))
-_SUFFIX_WS_RUN = re.compile("(?<=%s)(?=[^%s])" % (SPACE, SPACE))
-
-
-def split_into_words(text: str, treat_whitespace_as_suffix: bool = False,
-                     allow_whitespace_only_pieces: bool = False) -> list[str]:
-    """sentencepiece's ``SplitIntoWords``.
-
-    Prefix mode: a word starts at the beginning and at every "▁" (with
-    ``allow_whitespace_only_pieces`` only at the first "▁" of a run, so the
-    run sticks to the next word). Suffix mode: a word ends after every "▁"
-    (with ``allow_whitespace_only_pieces`` only after the last of a run).
-    """
-    if not text:
-        return []
-    if not treat_whitespace_as_suffix:
-        if allow_whitespace_only_pieces:
-            return _PREFIX_WS_RUN.split(text)
-        parts = text.split(SPACE)
-        words = [parts[0]] if parts[0] else []
-        words.extend(SPACE + p for p in parts[1:])
-        return words
-    if allow_whitespace_only_pieces:
-        return _SUFFIX_WS_RUN.split(text)
-    parts = text.split(SPACE)
-    words = [p + SPACE for p in parts[:-1]]
-    if parts[-1]:
-        words.append(parts[-1])
-    return words
-
-
-def count_words(sentences: Iterable[tuple[str, int]], treat_whitespace_as_suffix: bool = False,
-                allow_whitespace_only_pieces: bool = False) -> list[tuple[str, int]]:
-    """Distinct words with summed counts, sorted by (count desc, word asc)."""
-    counts: Counter = Counter()
-    for text, freq in sentences:
-        words = split_into_words(text, treat_whitespace_as_suffix, allow_whitespace_only_pieces)
-        if freq == 1:
-            counts.update(words)
-        else:
-            for word in words:
-                counts[word] += freq
-    return sorted_items(counts.items())
-
-
 def words_with_counts(corpus: Corpus, options: TrainerOptions) -> list[tuple[str, int]]:
     """``SplitSentencesByWhitespace`` with the trainer's whitespace flags."""
     return count_words(corpus.sentences, options.treat_whitespace_as_suffix,
                        options.allow_whitespace_only_pieces)
 
 
-__all__ = ["Corpus", "Progress", "load_corpus", "build_meta", "read_sentences", "select",
-           "normalize_pass", "normalize_workers", "unit_count_chunks", "count_followed", "count_entries",
-           "entries_of", "entry_words", "FollowedStitch", "mask_followed", "training_units", "mask_units", "compute_alphabet", "checked_alphabet", "check_vocab_fits", "weighted_chars", "split_into_words", "count_words",
-           "words_with_counts", "make_normalizer", "MT19937", "FileRange", "byte_ranges"]
+__all__ = ["Corpus", "load_corpus", "build_meta", "normalize_pass", "normalize_workers",
+           "unit_count_chunks", "training_units", "compute_alphabet", "checked_alphabet",
+           "check_vocab_fits", "words_with_counts", "make_normalizer", "meta_pattern"]

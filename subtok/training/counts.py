@@ -50,10 +50,12 @@ from subtok.errors import InputError, OutputError, TrainerError
 from subtok.normalizers.charsmap import decode_charsmap
 from subtok.symbols import SPACE_SYMBOL
 from subtok.training import TOKENIZER_FILE_TYPES
-from subtok.training.corpus import (INT64_MAX, Corpus, FollowedStitch, Progress, build_meta,
-                                    check_vocab_fits, checked_alphabet, mask_followed, mask_units,
-                                    normalize_workers, read_sentences, unit_count_chunks,
-                                    weighted_chars)
+from subtok.progress import Progress
+from subtok.training.corpus import (Corpus, build_meta, check_vocab_fits, checked_alphabet,
+                                    normalize_workers, unit_count_chunks)
+from subtok.training.followers import FollowedStitch, mask_followed
+from subtok.training.reading import INT64_MAX, read_sentences
+from subtok.training.units import mask_units, weighted_chars
 from subtok.training.families import (counting_workers, input_size, pretoken_count_chunks,
                                       pretoken_counter)
 from subtok.training.spec import TrainerOptions
@@ -110,7 +112,7 @@ def count_units(options: TrainerOptions) -> tuple:
     ``SplitSentencesByWhitespace`` with its flags (or the sentences), each
     with its follower (the next character, NUL + the first character of
     the next sentence, or nothing at the end), which its seed search needs
-    (:func:`subtok.training.corpus.count_followed`); WORD and CHAR: the
+    (:func:`subtok.training.followers.count_followed`); WORD and CHAR: the
     plain words (CHAR only needs the characters, which any units give).
     """
     kind = options.model_type_name
@@ -532,7 +534,7 @@ def _count_family(options: TrainerOptions, table: SpillTable, progress: Progress
 
 
 class _Stitch(FollowedStitch):
-    """:class:`~subtok.training.corpus.FollowedStitch` giving escaped units,
+    """:class:`~subtok.training.followers.FollowedStitch` giving escaped units,
     and the header's edges."""
 
     def edges(self) -> dict:

@@ -7,7 +7,7 @@ What both trainers share, on top of :mod:`subtok.training.corpus`:
 * :func:`count_pretokens`: the input streamed as raw lines (line ends kept:
   ``tokenizers`` trains on lines so, and a byte-level model sees newlines
   as text; TSV lines give ``text<TAB>count``), sampled to
-  ``--input_sentence_size`` (:func:`~subtok.training.corpus.select`), cut
+  ``--input_sentence_size`` (:func:`~subtok.training.reading.select`), cut
   into chunks of about :data:`CHUNK_CHARS` characters and counted by the
   family's function in worker processes (:mod:`subtok.parallel`). Counts
   are sums, so the result never depends on ``--num_threads``. From a
@@ -35,7 +35,8 @@ from typing import Any
 
 from subtok.errors import TrainerError
 from subtok.parallel import chunks, ordered_map, run_in_child, worker_count
-from subtok.training.corpus import Progress, read_sentences, select
+from subtok.progress import Progress
+from subtok.training.reading import read_sentences, select
 from subtok.training.spec import TrainerOptions
 
 #: Characters per counting task (tasks depend on the data only). Small:

@@ -131,12 +131,13 @@ def _deferred_and_loaded(path, monkeypatch, **flags):
     """(deferred corpus once loaded, loaded corpus, options) of ``path``,
     the deferred one read in small chunks by two workers."""
     from subtok.training import corpus as corpus_module
+    from subtok.training import followers
     from subtok.training.spec import TrainerOptions
     monkeypatch.setattr(corpus_module, "LOAD_IN_CHILD_MIN_BYTES", 0)
     monkeypatch.setattr(corpus_module, "NORMALIZE_PARALLEL_MIN_CHARS", 0)
     monkeypatch.setattr(corpus_module, "NORMALIZE_CHUNK_CHARS", 5000)
     monkeypatch.setattr(corpus_module, "NORMALIZE_MIN_CHUNK_CHARS", 5000)
-    monkeypatch.setattr(corpus_module, "_COUNT_BATCH_CHARS", 700)
+    monkeypatch.setattr(followers, "COUNT_BATCH_CHARS", 700)
     flags = dict(dict(model_type="unigram", vocab_size=2000, num_threads=2), **flags)
     options = TrainerOptions.from_kwargs(input=[str(path)], **flags)
     deferred = corpus_module.load_corpus(options, defer=True).load()

@@ -28,7 +28,7 @@ from subtok.models.wordpiece.bert_words import WordCounter
 from subtok.models.wordpiece.likelihood import merge_by_likelihood
 from subtok.models.wordpiece.trainer import (DEFAULT_SPECIAL_TOKENS, count_words, frequency_vocab,
                                              initial_tokens, wordpiece_join)
-from subtok.training.corpus import Progress
+from subtok.progress import Progress
 from subtok.training.pair_merges import PairTable, symbol_char
 from subtok.training.spec import TrainerOptions
 

@@ -1,4 +1,4 @@
-"""Byte ranges of a file (:class:`subtok.training.corpus.FileRange`, what
+"""Byte ranges of a file (:class:`subtok.training.reading.FileRange`, what
 one Dask task counts): every line once, in order, read through the one
 reader, so the ranges' count files merged in order are the bytes of
 counting the files whole (no Dask here; tests/unit/test_dask_count.py runs
@@ -14,7 +14,7 @@ from conftest import needs_corpora
 from range_corpora import range_corpus
 from subtok.errors import TrainerError
 from subtok.training import counts
-from subtok.training.corpus import FileRange, byte_ranges
+from subtok.training.reading import FileRange, byte_ranges
 
 SHAPES = [b"", b"\n", b"\n\n", b"a", b"a\n", b"a\r\nbb\n\n\nccc\r\n" + b"x" * 40 + b"\nlast",
           b"\r\n\r\n\xe3\x81\x82\xe3\x81\x84\n" + b"y" * 30 + b"\n\n"]

@@ -62,7 +62,7 @@ def test_merge_tree_with_an_odd_number_of_parts(dask_client, tmp_path, fan_in):
     goes up a level unmerged, and order is kept."""
     from subtok import dask as subtok_dask
     from subtok.training import counts
-    from subtok.training.corpus import byte_ranges
+    from subtok.training.reading import byte_ranges
     options = dict(model_type="unigram", normalization_rule_name="identity")
     paths = range_corpus(tmp_path)
     ranges = [r for path in paths for r in byte_ranges(path, Path(path).stat().st_size, 4500)]
@@ -176,7 +176,7 @@ def _hold_one_range(marker: str, path: str) -> None:
     import os
     import time
     from subtok.training import counts
-    from subtok.training.corpus import FileRange
+    from subtok.training.reading import FileRange
     original = counts.count
 
     def holding(output, *, lines=None, **kwargs):

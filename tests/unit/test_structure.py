@@ -213,11 +213,11 @@ def test_train_start_up_loads_only_what_reading_the_corpus_needs(tmp_path):
     empty.write_text("")
     code = ("import sys\n"
             "before = set(sys.modules)  # (this environment's site may load some)\n"
-            "import subtok.training.corpus as corpus\n"
+            "import subtok.training.reading as reading\n"
             "def stop(*_):\n"
             "    print(sorted(m for m in set(sys.modules) - before if m.startswith(%r)))\n"
             "    sys.exit(0)\n"
-            "corpus._open_input = stop\n"
+            "reading._open_input = stop\n"
             "from subtok.cli.app import main\n"
             "main(['train', '--input', sys.argv[1], '--model_prefix', sys.argv[2],\n"
             "      '--model_type', 'bpe', '--minloglevel', '2'])\n" % (NOT_AT_TRAIN_START,))

@@ -10,7 +10,10 @@ import pytest
 
 import subtok
 from conftest import CORPORA_DIR, needs_corpora
-from subtok.training.corpus import MT19937, Corpus, Progress, build_meta, load_corpus, split_into_words
+from subtok.progress import Progress
+from subtok.training.corpus import Corpus, build_meta, load_corpus
+from subtok.training.reading import MT19937
+from subtok.training.units import split_into_words
 from subtok.training.spec import TrainerOptions, split_csv
 from subtok.training.validity import PieceValidator
 

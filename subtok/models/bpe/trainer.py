@@ -49,7 +49,9 @@ import itertools
 
 from subtok.collector import collector_paused
 from subtok.symbols import UNK_CHAR
-from subtok.training.corpus import Corpus, Progress, sorted_items
+from subtok.progress import Progress
+from subtok.training.corpus import Corpus
+from subtok.training.units import sorted_items
 from subtok.training.spec import TrainerOptions
 from subtok.training.validity import PieceValidator
 

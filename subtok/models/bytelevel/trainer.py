@@ -54,8 +54,8 @@ from subtok.formats.tiktoken import ranks_text
 from subtok.pretokenizers.byte_level import BYTE_CHARS, text_to_bytes
 from subtok.pretokenizers.hf import from_json as pre_tokenizer_from_json
 from subtok.pretokenizers.tiktoken_patterns import GPT2_PATTERN, pattern_for
-from subtok.training.corpus import Progress
-from subtok.training.corpus import sorted_by_count
+from subtok.progress import Progress
+from subtok.training.units import sorted_by_count
 from subtok.training.families import Trained, count_pretokens
 from subtok.training.pair_merges import (Merge, PairTable, first_scores, merge_by_frequency,
                                          symbol_char)

@@ -12,7 +12,9 @@ from __future__ import annotations
 import math
 
 from subtok.float32 import f32
-from subtok.training.corpus import Corpus, Progress, sorted_items
+from subtok.progress import Progress
+from subtok.training.corpus import Corpus
+from subtok.training.units import sorted_items
 from subtok.training.spec import TrainerOptions
 
 

@@ -93,7 +93,7 @@ from subtok.models.unigram.trie import index_table
 from subtok.parallel import (PersistentWorkers, chunk_bounds, ordered_map, run_in_child,
                              worker_count)
 from subtok.symbols import END_OF_TEXT, SPACE_SYMBOL, UNK_CHAR
-from subtok.training.corpus import sorted_by_count, sorted_items, split_into_words
+from subtok.training.units import sorted_by_count, sorted_items, split_into_words
 from subtok.training.validity import PieceValidator
 
 LOG = logging.getLogger(__name__)
@@ -161,7 +161,7 @@ class _Reporter:
     """Sends one line per EM step / prune to ``progress`` and the logger.
 
     ``progress`` may be None, a callable taking a string, or an object with
-    ``bar()`` (subtok's :class:`~subtok.training.corpus.Progress`): then a
+    ``bar()`` (subtok's :class:`~subtok.progress.Progress`): then a
     tqdm bar counts the EM steps and shows the last line as its postfix.
     """
 
@@ -305,7 +305,7 @@ def collect_units(corpus, options) -> tuple[list[tuple[str, int]], dict[str, int
 
 def units_from_followed(followed: dict[tuple[str, str], int]) -> tuple[list[tuple[str, int]], dict[str, int]]:
     """:func:`collect_units`' result from (word, follower) counts (count
-    files, :func:`subtok.training.corpus.count_followed`); an empty
+    files, :func:`subtok.training.followers.count_followed`); an empty
     follower is the end of the text (:data:`END`)."""
     unit_counts: Counter = Counter()
     flat: Counter = Counter()

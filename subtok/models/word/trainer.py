@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from subtok.models.char.trainer import log_prob, logf
 from subtok.symbols import UNK_CHAR
-from subtok.training.corpus import Corpus, Progress
+from subtok.progress import Progress
+from subtok.training.corpus import Corpus
 from subtok.training.spec import TrainerOptions
 
 

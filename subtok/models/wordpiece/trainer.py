@@ -54,8 +54,8 @@ from subtok.formats.bert_vocab import vocab_txt
 from subtok.formats.scored_vocab import scores_vocab
 from subtok.models.wordpiece.bert_words import WordCounter
 from subtok.models.wordpiece.likelihood import merge_by_likelihood
-from subtok.training.corpus import Progress
-from subtok.training.corpus import sorted_by_count
+from subtok.progress import Progress
+from subtok.training.units import sorted_by_count
 from subtok.training.families import Trained, count_pretokens
 from subtok.training.pair_merges import PairTable, first_scores, merge_by_frequency, symbol_char
 from subtok.training.spec import TrainerOptions, strip_accents_value

@@ -1,0 +1,162 @@
+"""Units and their counts: the string helpers every trainer's input goes through.
+
+Sentences split into words (sentencepiece's ``SplitIntoWords``), character
+counts, the masking of characters outside the alphabet, and sentencepiece's
+``Sorted`` order. :mod:`subtok.training.corpus` (the loading passes) and
+:mod:`subtok.training.followers` (unigram's seed entries) build on them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Iterable
+
+from subtok.symbols import BOUNDARY, UNK_CHAR
+from subtok.symbols import SPACE_SYMBOL as SPACE
+
+#: Characters of count-1 sentences whose words a chunk's counting (the normalization pass, unigram's runs) counts in one call.
+COUNT_BATCH_CHARS = 65536
+
+
+def sorted_items(items):
+    """sentencepiece's ``Sorted``: value descending, then key ascending."""
+    return sorted(items, key=lambda kv: (-kv[1], kv[0]))
+
+
+_PREFIX_WS_RUN = re.compile("(?<=[^%s])(?=%s)" % (SPACE, SPACE))
+_SUFFIX_WS_RUN = re.compile("(?<=%s)(?=[^%s])" % (SPACE, SPACE))
+
+
+def split_into_words(text: str, treat_whitespace_as_suffix: bool = False,
+                     allow_whitespace_only_pieces: bool = False) -> list[str]:
+    """sentencepiece's ``SplitIntoWords``.
+
+    Prefix mode: a word starts at the beginning and at every "▁" (with
+    ``allow_whitespace_only_pieces`` only at the first "▁" of a run, so the
+    run sticks to the next word). Suffix mode: a word ends after every "▁"
+    (with ``allow_whitespace_only_pieces`` only after the last of a run).
+    """
+    if not text:
+        return []
+    if not treat_whitespace_as_suffix:
+        if allow_whitespace_only_pieces:
+            return _PREFIX_WS_RUN.split(text)
+        parts = text.split(SPACE)
+        words = [parts[0]] if parts[0] else []
+        words.extend(SPACE + p for p in parts[1:])
+        return words
+    if allow_whitespace_only_pieces:
+        return _SUFFIX_WS_RUN.split(text)
+    parts = text.split(SPACE)
+    words = [p + SPACE for p in parts[:-1]]
+    if parts[-1]:
+        words.append(parts[-1])
+    return words
+
+
+def count_words(sentences: Iterable[tuple[str, int]], treat_whitespace_as_suffix: bool = False,
+                allow_whitespace_only_pieces: bool = False) -> list[tuple[str, int]]:
+    """Distinct words with summed counts, sorted by (count desc, word asc)."""
+    counts: Counter = Counter()
+    for text, freq in sentences:
+        words = split_into_words(text, treat_whitespace_as_suffix, allow_whitespace_only_pieces)
+        if freq == 1:
+            counts.update(words)
+        else:
+            for word in words:
+                counts[word] += freq
+    return sorted_items(counts.items())
+
+
+def weighted_chars(texts: Iterable[str], freqs: Iterable[int]) -> Counter:
+    """Character counts of ``texts`` weighted by ``freqs`` (texts grouped by weight)."""
+    groups: dict[int, list[str]] = {}
+    for text, freq in zip(texts, freqs):
+        groups.setdefault(freq, []).append(text)
+    counts: Counter = Counter()
+    for freq, group in groups.items():
+        if freq == 1:
+            counts.update("".join(group))
+        else:
+            for char, n in Counter("".join(group)).items():
+                counts[char] += n * freq
+    return counts
+
+
+def mask_unknown(sentences: list[tuple[str, int]], alphabet: dict[str, int],
+                 counts: Iterable[str]) -> list[tuple[str, int]]:
+    """Replace every character outside ``alphabet`` by U+2585."""
+    table, pattern = mask_table(alphabet, counts)
+    search = pattern.search
+    return [(text.translate(table), freq) if search(text) else (text, freq)
+            for text, freq in sentences]
+
+
+def mask_table(alphabet, counts: Iterable[str], nul: bool = True):
+    """str.translate table of :func:`mask_unknown`, and a regex finding its
+    keys; without ``nul``, NUL is left alone (where it is a separator)."""
+    table = {ord(c): UNK_CHAR for c in counts if c not in alphabet}
+    table[ord(BOUNDARY)] = UNK_CHAR
+    if nul:
+        table[0] = UNK_CHAR
+    else:
+        table.pop(0, None)
+    table[0x20] = UNK_CHAR
+    pattern = re.compile("[%s]" % "".join("\\U%08x" % c for c in sorted(table)))
+    return table, pattern
+
+
+def mask_units(units: Counter, alphabet: dict[str, int], counts: Iterable[str]) -> list[tuple[str, int]]:
+    """Masked distinct units (merged when masking makes them equal), sorted by
+    (count desc, unit asc)."""
+    table, pattern = mask_table(alphabet, counts)
+    # Usually none or a few (rare characters): one scan over all units,
+    # joined by a character of the alphabet (never masked), finds them,
+    # and where each match falls tells its unit.
+    keys = list(units)
+    separator = next(iter(alphabet), "")
+    found = [m.start() for m in pattern.finditer(separator.join(keys))]
+    if not found:
+        return sorted_by_count(units)
+    starts = list(itertools.accumulate(map(len(separator).__add__, map(len, keys)), initial=0))
+    masked = [keys[i] for i in sorted({bisect_right(starts, at) - 1 for at in found})]
+    out = dict(units)
+    remask(out, masked, table)
+    return sorted_by_count(out)
+
+
+def remask(counts: dict[str, int], keys: list[str], table: dict[int, str]) -> None:
+    """Replace ``keys`` of ``counts`` by their masked strings (``table``),
+    adding up the counts of strings that become equal. All of them leave
+    first: a masked string can then never be mistaken for a key that
+    still has to be masked."""
+    moved = [(key.translate(table), counts.pop(key)) for key in keys]
+    for key, count in moved:
+        counts[key] = counts.get(key, 0) + count
+
+
+def sorted_by_count(counts: dict[str, int]) -> list[tuple[str, int]]:
+    """Items sorted by (count desc, key asc), i.e. sentencepiece's ``Sorted``."""
+    # Keys grouped by count, each group sorted alone: the strings are
+    # compared only within a group (about half the units have count 1),
+    # and compare faster alone than in (key, count) tuples.
+    groups: dict[int, list[str]] = {}
+    for key, count in counts.items():
+        group = groups.get(count)
+        if group is None:
+            groups[count] = [key]
+        else:
+            group.append(key)
+    out: list[tuple[str, int]] = []
+    for count in sorted(groups, reverse=True):
+        keys = groups[count]
+        keys.sort()
+        out.extend(zip(keys, itertools.repeat(count)))
+    return out
+
+
+__all__ = ["COUNT_BATCH_CHARS", "sorted_items", "sorted_by_count", "split_into_words", "count_words",
+           "weighted_chars", "mask_unknown", "mask_table", "mask_units", "remask"]
