@@ -706,10 +706,9 @@ class _Model:
     """The current pieces as the lattice code needs them.
 
     ``table`` (built on first use: only building lattices and the prune's
-    alternatives need it) maps every piece to its index and every proper
-    prefix of a piece that is not itself a piece to -1
-    (:func:`~subtok.models.unigram.trie.index_table`), so a scan from one
-    position can stop as soon as no piece can start with what was read.
+    alternatives need it) maps every piece to its index
+    (:func:`~subtok.models.unigram.trie.index_table`); a scan from one
+    position goes up to :attr:`max_length`.
 
     Everything else is computed on first use too, where it is used: the
     model of the seeds is built in this process with its table, and its
@@ -823,7 +822,7 @@ def piece_alternatives(model: _Model, piece: str):
     own = get(piece, -1)
     if own < 0:
         return False
-    nodes = populate_nodes(piece, get)
+    nodes = populate_nodes(piece, get, n)
     nodes.remove((0, n, own))  # the lattice without the piece itself
     path, best = unit_viterbi(nodes, n, model.node_scores)
     if f32(best) > model.scores[own]:
@@ -880,7 +879,7 @@ class _LatticeRunner:
     The workers are forked by the first pass, which builds the lattices
     (and runs the first E-step on them) from the seeds' table: they
     inherit it, and drop it once their chunks are built, as this process
-    does right after the fork. The table is built in the order a dict
+    does at the end of that pass. The table is built in the order a dict
     frees its entries (:func:`~subtok.models.unigram.trie.index_table`),
     so dropping it gives its memory back as it goes rather than copying
     it first; what the workers add up is kept in arrays, which leave no
@@ -936,10 +935,12 @@ class _LatticeRunner:
             self.pieces = pieces.names() if isinstance(pieces, _CompactPieces) else [
                 p for p, _ in pieces]
             # Begun at once, the job passed fresh: the workers inherit the
-            # model and its table (built here, once), this process drops
-            # them as soon as they are forked, and each worker once its
-            # chunks are built (see PersistentWorkers.start).
-            return self.workers.start(("build", _table_built(_Model(pieces))))
+            # model and its table (built here, once) and each drops it once
+            # its chunks are built; this process holds it to the end of the
+            # pass (``hold``), so that it does not write to the table's
+            # pages (freeing it) while the workers still read them, which
+            # would copy them (see PersistentWorkers.start).
+            return self.workers.start(("build", _table_built(_Model(pieces))), hold=True)
         mapping = self._mapping(pieces)
         if kind == "expected":
             job = ("expected", mapping, model.node_probs, model.max_length)
@@ -978,7 +979,7 @@ def _build_chunk(shared: tuple, number: int, model: _Model) -> tuple[UnitLattice
         weight = weights[u]
         total += weight * populate_marginal(nodes, lengths[u], weight, probs, values, max_length)
 
-    lattices = UnitLattices(units.texts(lo, hi, starts[number]), model.table, e_step)
+    lattices = UnitLattices(units.texts(lo, hi, starts[number]), model.table, max_length, e_step)
     size = len(probs) - 2
     values[0] += values[-1]  # unknown nodes count for piece 0
     return lattices, values[:size], total
