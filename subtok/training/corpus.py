@@ -537,9 +537,10 @@ NORMALIZE_PARALLEL_MIN_CHARS = 2_000_000
 #: An input too small for this many NORMALIZE_CHUNK_CHARS chunks is cut
 #: into about this many (of at least NORMALIZE_MIN_CHUNK_CHARS): an odd
 #: number of full chunks leaves one of two workers idle for a whole chunk
-#: at the end; more chunks cost more merging of their counts
-#: (docs/performance.md).
-NORMALIZE_MIN_CHUNKS = 4
+#: at the end; more chunks cost more merging of their counts, fewer hold
+#: more in each worker at once, which was unigram's loading peak
+#: (docs/performance.md, d19mem9).
+NORMALIZE_MIN_CHUNKS = 8
 NORMALIZE_MIN_CHUNK_CHARS = 250_000
 
 

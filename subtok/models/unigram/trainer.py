@@ -711,9 +711,9 @@ class _Model:
     position goes up to :attr:`max_length`.
 
     Everything else is computed on first use too, where it is used: the
-    model of the seeds is built in this process with its table, and its
-    probabilities are made by the lattice workers that need them, in
-    their own memory (see :class:`_LatticeRunner`).
+    model of the seeds is built in this process with its table and its
+    probabilities (an array), before the lattice workers fork and share
+    them (see :class:`_LatticeRunner`).
     """
 
     def __init__(self, pieces: "Sequence[tuple[str, float]]") -> None:
@@ -776,7 +776,7 @@ class _CompactPieces(Sequence):
             names.append(piece)
             self.scores.append(score)
         self.text = "".join(names)
-        self.ends = array("q", accumulate(map(len, names)))
+        self.ends = _int_array(accumulate(map(len, names)), len(self.text))
 
     def __len__(self) -> int:
         return len(self.scores)
@@ -858,8 +858,11 @@ class _UnitTexts:
 
     def __init__(self, units: list[tuple[str, int]]) -> None:
         self.text = "".join(map(itemgetter(0), units))
-        self.lengths = array("q", map(len, map(itemgetter(0), units)))
-        self.weights = array("q", map(itemgetter(1), units))
+        # (The smallest arrays that hold them: every lattice worker shares them.)
+        self.lengths = _int_array(map(len, map(itemgetter(0), units)),
+                                  max(map(len, map(itemgetter(0), units)), default=0))
+        self.weights = _int_array(map(itemgetter(1), units), max(map(itemgetter(1), units),
+                                                                 default=0))
 
     def texts(self, lo: int, hi: int, start: int) -> list[str]:
         """The texts of units ``lo..hi-1``; ``start`` is where unit ``lo`` begins in :attr:`text`."""
@@ -958,7 +961,9 @@ class _LatticeRunner:
 
 
 def _table_built(model: _Model) -> _Model:
-    model.table
+    """``model`` with what every lattice worker reads of it made here,
+    once, before they fork (and share it)."""
+    model.table, model.node_probs, model.max_length
     return model
 
 
@@ -969,7 +974,7 @@ def _build_chunk(shared: tuple, number: int, model: _Model) -> tuple[UnitLattice
     units, chunks, starts = shared
     lo, hi = chunks[number]
     lengths, weights = units.lengths[lo:hi], units.weights[lo:hi]
-    probs = model.node_probs  # (computed once per worker, by its first chunk)
+    probs = model.node_probs  # (made before the fork, see _table_built)
     max_length = model.max_length
     values = _zeros(len(probs))
     total = 0.0
