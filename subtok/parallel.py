@@ -379,9 +379,9 @@ class PersistentWorkers:
     are never pickled); the ``job`` of a later pass is pickled to every
     worker. A worker holds a job only until its tasks of the pass are
     done, the inherited one included; :meth:`start` begins a pass at once
-    and keeps no reference to its job, so the parent can drop a large
-    first job while the workers still use it, and the pages it leaves are
-    not copied behind the workers. With one worker (or without fork) the
+    and keeps no reference to its job (unless asked to hold it to the end
+    of the pass), so the parent can drop a large first job while the
+    workers still use it. With one worker (or without fork) the
     tasks run here, on one store. :meth:`close` stops the workers and
     drops the stores; a pass that is not run to its end closes them too.
     After :meth:`close`, a pass starts over with empty stores.
@@ -406,7 +406,7 @@ class PersistentWorkers:
             return
         yield from self.start(job)
 
-    def start(self, job: Any) -> Iterator:
+    def start(self, job: Any, hold: bool = False) -> Iterator:
         """:meth:`run`, begun now: the workers are forked (or sent ``job``)
         before this returns, and this object keeps no reference to
         ``job``. Take the results from the iterator to their end (or close
@@ -415,13 +415,17 @@ class PersistentWorkers:
         Forked workers inherit the caller's frames as they are at the
         fork: for them to drop a first job after its pass, no local
         variable of the caller may refer to it (pass it as a fresh
-        argument)."""
+        argument). ``hold``: this process keeps the job until the pass's
+        last result has been taken, rather than dropping it at once (for
+        an inherited job of many small objects: freeing it writes to the
+        pages the workers are still reading, and so copies them)."""
         if self.count < 2:
             return self.run(job)
         # The workers inherit this frame (and every frame above it): only
         # the box, which each worker empties, may refer to the job.
         box = [job]
         del job
+        held = None
         try:
             if not self.team:
                 self._fork(box)
@@ -432,9 +436,11 @@ class PersistentWorkers:
             self.close()
             raise
         finally:
+            if hold and box:
+                held = box[0]
             box.clear()
             _trim()
-        return self._results()
+        return self._results(held)
 
     def _fork(self, box: list) -> None:
         count = self.count
@@ -447,7 +453,7 @@ class PersistentWorkers:
             gc.unfreeze()
             raise
 
-    def _results(self) -> Iterator:
+    def _results(self, held: Any = None) -> Iterator:
         finished = False
         try:
             done: dict[int, tuple[bool, Any]] = {}
@@ -459,12 +465,17 @@ class PersistentWorkers:
                 if not ok:
                     _raise_failure(value)
                 yield value
+                del value
+                _trim()
             finished = True
         finally:
             if not finished:
                 self.close()
+        del held
         # The pass's results (pickled, then unpickled) leave free space in
-        # this heap too, which the next fork or pass would otherwise hold.
+        # this heap too, which the next fork or pass would otherwise hold
+        # (trimmed after each result as well: the caller sums them into
+        # new arrays, whose growth leaves free pages behind).
         _trim()
 
     def close(self) -> None:
@@ -524,12 +535,15 @@ _malloc_trim: Any = None
 def _pass_loop(pipe, func: Callable, shared: Any, mine: range, box: list) -> None:
     """A persistent worker: its tasks with each job (the first one
     inherited, in ``box``), until the end. A job is dropped as soon as the
-    worker's tasks of its pass are done, not when the next one comes."""
+    worker's tasks of its pass are done, not when the next one comes. The
+    heap is trimmed after each task: a task's arrays grow by reallocation
+    and leave freed pages behind, which would add up over the pass."""
     store: dict = {}
     job = box.pop()
     while True:
         for task in mine:
             _reply(pipe, task, _attempt(func, shared, store, task, job))
+            _trim()
         del job
         _trim()
         job = pipe.recv()

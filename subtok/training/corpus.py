@@ -253,6 +253,11 @@ NORMALIZE_PARALLEL_MIN_CHARS = 2_000_000
 #: at the end; more chunks cost more merging of their counts
 #: (docs/performance.md).
 NORMALIZE_MIN_CHUNKS = 4
+#: The same for unigram's pass that counts seed entries
+#: (:func:`_entries_corpus`): each worker holds its chunk's entries at once,
+#: and with 4 chunks that was the loading phase's memory peak
+#: (docs/performance.md, d19mem9).
+ENTRIES_MIN_CHUNKS = 8
 NORMALIZE_MIN_CHUNK_CHARS = 250_000
 
 
@@ -262,10 +267,11 @@ def normalize_workers(options: TrainerOptions, size: int) -> int:
     return worker_count(options.num_threads) if size >= NORMALIZE_PARALLEL_MIN_CHARS else 1
 
 
-def chunk_chars(size: int) -> int:
+def chunk_chars(size: int, parts: int = NORMALIZE_MIN_CHUNKS) -> int:
     """Characters per chunk of a pass over about ``size`` characters: from
-    the input's size alone, never from num_threads."""
-    return min(NORMALIZE_CHUNK_CHARS, max(NORMALIZE_MIN_CHUNK_CHARS, size // NORMALIZE_MIN_CHUNKS))
+    the input's size alone, never from num_threads (``parts``: the chunks
+    of a smaller input, see :data:`NORMALIZE_MIN_CHUNKS`)."""
+    return min(NORMALIZE_CHUNK_CHARS, max(NORMALIZE_MIN_CHUNK_CHARS, size // parts))
 
 
 #: From this many bytes of input files on, a corpus without kept sentences
@@ -518,15 +524,17 @@ def normalize_pass(raw: Iterable[tuple[str, int]], options: TrainerOptions,
 
 def unit_count_chunks(raw: Iterable[tuple[str, int]], options: TrainerOptions,
                       meta: list[tuple[int, str, int]], units: tuple, size: int,
-                      normalizer: Normalizer | None = None) -> Iterator[tuple[int, Counter, int]]:
+                      normalizer: Normalizer | None = None,
+                      parts: int = NORMALIZE_MIN_CHUNKS) -> Iterator[tuple[int, Counter, int]]:
     """The chunk results of :func:`normalize_pass` as they come, for callers
     that merge the unit counts themselves (:mod:`subtok.training.counts`
     spills them to disk): (sentences in the chunk, unit -> weighted count,
     non-empty sentences). The chunks and their workers are those of the
-    training pass, so the units are exactly the ones a trainer sees."""
+    training pass, so the units are exactly the ones a trainer sees
+    (``parts``: see :func:`chunk_chars`)."""
     job = _make_job(options, meta, units, False, normalizer)
     workers = normalize_workers(options, size)
-    results = ordered_map(_chunk_job, chunks(raw, _text_size, chunk_chars(size)), workers,
+    results = ordered_map(_chunk_job, chunks(raw, _text_size, chunk_chars(size, parts)), workers,
                           shared=job)
     with closing(results):
         for chunk_size, _, _, chunk_units, nonempty in results:
@@ -704,7 +712,7 @@ def _entries_corpus(raw: Iterable[tuple[str, int]], size: int, options: TrainerO
     with counting.bar(total=len(raw) if isinstance(raw, list) else None,
                       desc="normalizing", unit=" lines") as bar:
         for chunk_size, chunk_units, chunk_nonempty in unit_count_chunks(
-                raw, options, meta, units, size, normalizer):
+                raw, options, meta, units, size, normalizer, ENTRIES_MIN_CHUNKS):
             bar.update(chunk_size)
             total += chunk_size
             nonempty += chunk_nonempty

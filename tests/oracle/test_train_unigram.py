@@ -297,9 +297,7 @@ def _log_space_expected(text: str, model, weight: float) -> tuple[dict[int, floa
         single = False
         for j in range(i + 1, min(n, i + model.max_length) + 1):
             k = model.table.get(text[i:j])
-            if k is None:
-                break
-            if k >= 0:
+            if k is not None:
                 nodes.append((i, j, k, model.scores[k]))
                 single = single or j == i + 1
         if not single:
@@ -343,7 +341,7 @@ def test_forward_backward_rescales_long_units():
     got = [0.0] * (len(pieces) + 2)
     loglik = 0.0
     for unit, weight in ((text, 3), ("cab\u2581x", 2)):
-        nodes = populate_nodes(unit, model.table.get)
+        nodes = populate_nodes(unit, model.table.get, model.max_length)
         loglik += weight * populate_marginal(nodes, len(unit), weight, probs, got,
                                              model.max_length)
     got[0] += got[-1]  # unknown nodes count for piece 0

@@ -30,9 +30,7 @@ def _slow_lookup(table: dict[str, tuple[int, float]]) -> dict[str, tuple[int, fl
 
 
 def _slow_index(pieces: list[str]) -> dict[str, int]:
-    expected = {piece[:end]: -1 for piece in pieces for end in range(1, len(piece))}
-    expected.update((piece, index) for index, piece in enumerate(pieces))
-    return expected
+    return {piece: index for index, piece in enumerate(pieces)}
 
 
 def test_tables_of_a_real_model_match_their_definition():
@@ -69,7 +67,7 @@ def _segmentations(text: str, table: dict[str, int], scores, unk_score):
         return
     for end in range(1, len(text) + 1):
         head = text[:end]
-        if table.get(head, -1) >= 0:
+        if head in table:
             score, ids = scores[table[head]], [table[head]]
         elif end == 1:
             score, ids = unk_score, [0]
@@ -107,6 +105,6 @@ def test_piece_alternatives_is_the_best_segmentation_without_the_piece(pieces, s
 
 def test_trainer_nodes_put_an_unknown_node_where_no_character_piece_starts():
     table = index_table(["ab", "b", "abc"])
-    assert populate_nodes("abcab", table.get) == [
+    assert populate_nodes("abcab", table.get, 3) == [
         (0, 1, UNKNOWN), (0, 2, 0), (0, 3, 2), (1, 2, 1), (2, 3, UNKNOWN),
         (3, 4, UNKNOWN), (3, 5, 0), (4, 5, 1)]

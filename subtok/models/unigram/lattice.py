@@ -608,32 +608,26 @@ _TINY = 2.0 ** -400
 _LN2 = math.log(2.0)
 
 
-def populate_nodes(text: str, get) -> list[tuple[int, int, int]]:
+def populate_nodes(text: str, get, max_length: int) -> list[tuple[int, int, int]]:
     """The trainer's ``PopulateNodes``: the lattice of ``text`` as nodes
     (begin, end, piece index), by begin, then length.
 
     ``get`` is the ``get`` of the trainer's
-    :func:`~subtok.models.unigram.trie.index_table` (pieces and their
-    prefixes); a scan from one position stops at the first string no piece
-    starts with. Where no one-character piece starts, an :data:`UNKNOWN`
-    node comes first.
+    :func:`~subtok.models.unigram.trie.index_table` (piece -> index), and
+    ``max_length`` the length of its longest piece: a scan from one
+    position looks up every string up to it. Where no one-character piece
+    starts, an :data:`UNKNOWN` node comes first.
     """
     nodes = []
     append = nodes.append
     n = len(text)
     for i, char in enumerate(text):
         k = get(char)
-        if k is None or k < 0:
-            append((i, i + 1, UNKNOWN))
-            if k is None:
-                continue
-        else:
-            append((i, i + 1, k))
-        for j in range(i + 2, n + 1):  # (stops at the first non-prefix)
+        append((i, i + 1, UNKNOWN if k is None else k))
+        stop = i + max_length
+        for j in range(i + 2, (n if stop > n else stop) + 1):
             k = get(text[i:j])
-            if k is None:
-                break
-            if k >= 0:
+            if k is not None:
                 append((i, j, k))
     return nodes
 
@@ -653,17 +647,19 @@ class UnitLattices:
     the trainer's memory).
     """
 
-    def __init__(self, texts: list[str], table: dict[str, int], visit=None) -> None:
+    def __init__(self, texts: list[str], table: dict[str, int], max_length: int,
+                 visit=None) -> None:
         """``visit(u, nodes)``, when given, is called with every unit's
         nodes as soon as they are built (the first E-step runs on these
         rather than taking them back out of the arrays)."""
         get = table.get
         longest = max(map(len, texts), default=0)
         code = "B" if longest <= 0xFF else "H" if longest <= 0xFFFF else "I"
-        self.begins, self.ends, self.ids = array(code), array(code), array("i")
+        self.begins, self.ends = array(code), array(code)
+        self.ids = array(_id_code(len(table)))
         self.offsets = array("q", [0])
         for u, text in enumerate(texts):
-            nodes = populate_nodes(text, get)
+            nodes = populate_nodes(text, get, max_length)
             if nodes:
                 begins, ends, ids = zip(*nodes)
                 self.begins.extend(begins)
@@ -679,7 +675,8 @@ class UnitLattices:
 
     def renumber(self, mapping: "list[int] | array") -> None:
         """Apply ``mapping``: old id -> new id, UNKNOWN or DROPPED (which map to themselves)."""
-        self.ids = array("i", map(mapping.__getitem__, self.ids))
+        code = _id_code(max(mapping, default=0) + 1)
+        self.ids = array(code, map(mapping.__getitem__, self.ids))
         # A dropped node adds nothing to any sum, but the sweep is not
         # cheap either: every element put in a new array is parsed like an
         # argument (a sweep at a sixteenth dropped cost more instructions
@@ -687,13 +684,21 @@ class UnitLattices:
         # a list would take a pointer per node).
         if self.ids.count(DROPPED) * 4 > len(self.ids):
             keep = bytes(map(DROPPED.__ne__, self.ids))
+            self.ids = array(code, compress(self.ids, keep))
             code = self.begins.typecode
             self.begins = array(code, compress(self.begins, keep))
             self.ends = array(code, compress(self.ends, keep))
-            self.ids = array("i", compress(self.ids, keep))
             offsets = self.offsets
             counts = [keep.count(1, offsets[u], offsets[u + 1]) for u in range(len(offsets) - 1)]
             self.offsets = array("q", accumulate(counts, initial=0))
+
+
+def _id_code(size: int) -> str:
+    """The array type of node ids for ``size`` pieces (UNKNOWN and DROPPED
+    are negative): two bytes while they fit. The seeds are often more than
+    fit, the pieces left after the first EM step often fewer, and the ids
+    are most of the lattices' memory."""
+    return "h" if size <= 0x7FFF else "i"
 
 
 def populate_marginal(nodes, n: int, weight: int, probs, expected, max_length: int) -> float:

@@ -706,15 +706,14 @@ class _Model:
     """The current pieces as the lattice code needs them.
 
     ``table`` (built on first use: only building lattices and the prune's
-    alternatives need it) maps every piece to its index and every proper
-    prefix of a piece that is not itself a piece to -1
-    (:func:`~subtok.models.unigram.trie.index_table`), so a scan from one
-    position can stop as soon as no piece can start with what was read.
+    alternatives need it) maps every piece to its index
+    (:func:`~subtok.models.unigram.trie.index_table`); a scan from one
+    position goes up to :attr:`max_length`.
 
     Everything else is computed on first use too, where it is used: the
-    model of the seeds is built in this process with its table, and its
-    probabilities are made by the lattice workers that need them, in
-    their own memory (see :class:`_LatticeRunner`).
+    model of the seeds is built in this process with its table and its
+    probabilities (an array), before the lattice workers fork and share
+    them (see :class:`_LatticeRunner`).
     """
 
     def __init__(self, pieces: "Sequence[tuple[str, float]]") -> None:
@@ -777,7 +776,7 @@ class _CompactPieces(Sequence):
             names.append(piece)
             self.scores.append(score)
         self.text = "".join(names)
-        self.ends = array("q", accumulate(map(len, names)))
+        self.ends = _int_array(accumulate(map(len, names)), len(self.text))
 
     def __len__(self) -> int:
         return len(self.scores)
@@ -823,7 +822,7 @@ def piece_alternatives(model: _Model, piece: str):
     own = get(piece, -1)
     if own < 0:
         return False
-    nodes = populate_nodes(piece, get)
+    nodes = populate_nodes(piece, get, n)
     nodes.remove((0, n, own))  # the lattice without the piece itself
     path, best = unit_viterbi(nodes, n, model.node_scores)
     if f32(best) > model.scores[own]:
@@ -859,8 +858,11 @@ class _UnitTexts:
 
     def __init__(self, units: list[tuple[str, int]]) -> None:
         self.text = "".join(map(itemgetter(0), units))
-        self.lengths = array("q", map(len, map(itemgetter(0), units)))
-        self.weights = array("q", map(itemgetter(1), units))
+        # (The smallest arrays that hold them: every lattice worker shares them.)
+        self.lengths = _int_array(map(len, map(itemgetter(0), units)),
+                                  max(map(len, map(itemgetter(0), units)), default=0))
+        self.weights = _int_array(map(itemgetter(1), units), max(map(itemgetter(1), units),
+                                                                 default=0))
 
     def texts(self, lo: int, hi: int, start: int) -> list[str]:
         """The texts of units ``lo..hi-1``; ``start`` is where unit ``lo`` begins in :attr:`text`."""
@@ -880,7 +882,7 @@ class _LatticeRunner:
     The workers are forked by the first pass, which builds the lattices
     (and runs the first E-step on them) from the seeds' table: they
     inherit it, and drop it once their chunks are built, as this process
-    does right after the fork. The table is built in the order a dict
+    does at the end of that pass. The table is built in the order a dict
     frees its entries (:func:`~subtok.models.unigram.trie.index_table`),
     so dropping it gives its memory back as it goes rather than copying
     it first; what the workers add up is kept in arrays, which leave no
@@ -936,10 +938,12 @@ class _LatticeRunner:
             self.pieces = pieces.names() if isinstance(pieces, _CompactPieces) else [
                 p for p, _ in pieces]
             # Begun at once, the job passed fresh: the workers inherit the
-            # model and its table (built here, once), this process drops
-            # them as soon as they are forked, and each worker once its
-            # chunks are built (see PersistentWorkers.start).
-            return self.workers.start(("build", _table_built(_Model(pieces))))
+            # model and its table (built here, once) and each drops it once
+            # its chunks are built; this process holds it to the end of the
+            # pass (``hold``), so that it does not write to the table's
+            # pages (freeing it) while the workers still read them, which
+            # would copy them (see PersistentWorkers.start).
+            return self.workers.start(("build", _table_built(_Model(pieces))), hold=True)
         mapping = self._mapping(pieces)
         if kind == "expected":
             job = ("expected", mapping, model.node_probs, model.max_length)
@@ -957,7 +961,9 @@ class _LatticeRunner:
 
 
 def _table_built(model: _Model) -> _Model:
-    model.table
+    """``model`` with what every lattice worker reads of it made here,
+    once, before they fork (and share it)."""
+    model.table, model.node_probs, model.max_length
     return model
 
 
@@ -968,7 +974,7 @@ def _build_chunk(shared: tuple, number: int, model: _Model) -> tuple[UnitLattice
     units, chunks, starts = shared
     lo, hi = chunks[number]
     lengths, weights = units.lengths[lo:hi], units.weights[lo:hi]
-    probs = model.node_probs  # (computed once per worker, by its first chunk)
+    probs = model.node_probs  # (made before the fork, see _table_built)
     max_length = model.max_length
     values = _zeros(len(probs))
     total = 0.0
@@ -978,7 +984,7 @@ def _build_chunk(shared: tuple, number: int, model: _Model) -> tuple[UnitLattice
         weight = weights[u]
         total += weight * populate_marginal(nodes, lengths[u], weight, probs, values, max_length)
 
-    lattices = UnitLattices(units.texts(lo, hi, starts[number]), model.table, e_step)
+    lattices = UnitLattices(units.texts(lo, hi, starts[number]), model.table, max_length, e_step)
     size = len(probs) - 2
     values[0] += values[-1]  # unknown nodes count for piece 0
     return lattices, values[:size], total

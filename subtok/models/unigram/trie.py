@@ -82,24 +82,20 @@ def piece_lookup(table: Mapping[str, tuple[int, float]]) -> dict[str, tuple[int,
 
 
 def index_table(pieces: Iterable[str]) -> dict[str, int]:
-    """The trainer's table: piece -> its index in ``pieces``; a prefix that
-    is not a piece -> -1.
+    """The trainer's table: piece -> its index in ``pieces``.
 
-    Built in one pass, every key put in just as it is made (a piece's
-    missing prefixes, longest first... then the piece): the table's
-    strings lie in memory in the order of its entries, which is the order
-    a dict frees them in. A forked process that drops an inherited table
-    then releases its memory an arena at a time, instead of first copying
-    every page it writes a reference count to. Only strings are keys, so
-    lookups take no reference to the keys (see :func:`prefix_table`).
+    Pieces only, no prefix entries: the trainer's units and pieces are
+    short, so a scan bounded by the longest piece makes about as many
+    lookups as one stopped at the first string no piece starts with (see
+    :func:`~subtok.models.unigram.lattice.populate_nodes`), and the
+    prefixes would be nearly half the keys of a table that every lattice
+    worker holds. Every key is put in just as it is made, so the table's
+    strings lie in memory in the order a dict frees them in. Only
+    strings are keys, so lookups take no reference to the keys (see
+    :func:`prefix_table`).
     """
     table: dict[str, int] = {}
     for index, piece in enumerate(pieces):
-        for end in range(len(piece) - 1, 0, -1):
-            prefix = piece[:end]
-            if prefix in table:  # (its own prefixes are there too)
-                break
-            table[prefix] = -1
         table[piece] = index
     return table
 
