@@ -34,9 +34,11 @@ result never depends on ``num_threads``), and counts the characters on the
 way. Only unigram keeps the sentences; BPE and WORD get
 the distinct words (or sentences) with counts (``Corpus.units``), counted
 in the chunks and masked once per distinct unit, and the characters are
-counted from those. A large corpus without kept sentences is loaded in a
-forked child (:func:`subtok.parallel.run_in_child`), so the trainer starts
-from a clean heap; one with kept sentences can be deferred
+counted from those (with workers, in a forked child while the units are
+sorted: :func:`chars_and_order`). A large corpus without kept sentences is
+loaded in a forked child (:func:`subtok.parallel.run_in_child`), so the
+trainer starts from a clean heap, and sends its units laid end to end in
+one string (as ``Corpus`` pickles them); one with kept sentences can be deferred
 (``load_corpus(..., defer=True)``, ``Corpus.load``) for the trainer to
 read in a child of its own. That read keeps no sentences either: the
 chunks count unigram's words and seed entries (each word with what
@@ -55,7 +57,7 @@ import random
 import re
 import sys
 import threading
-from bisect import bisect_right
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -185,7 +187,9 @@ class Corpus:
     #: when ``sentences`` is not kept (model types other than unigram, and
     #: unigram with ``entries``): the distinct masked training units
     #: (:func:`training_units`) with summed counts, sorted by (count desc,
-    #: unit asc); None otherwise.
+    #: unit asc); None otherwise. (In a loading child, about to send the
+    #: corpus, they may already be in the form they are pickled in: see
+    #: ``__getstate__``.)
     units: list[tuple[str, int]] | None = None
     #: unigram from count files: (word, follower) -> count, masked, for
     #: its seed search (see :func:`count_followed`); None otherwise.
@@ -209,11 +213,12 @@ class Corpus:
 
     # A corpus loaded in a child process comes back pickled: its units go
     # as one string and one list of counts, which pickle (and unpickle)
-    # much faster than a tuple per unit.
+    # much faster than a tuple per unit; the loading child makes them in
+    # that form (_joined), and they are then sent as they are.
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
         units = state["units"]
-        if units:
+        if isinstance(units, list) and units:
             joined = _UNIT_SEPARATOR.join([unit for unit, _ in units])
             if joined.count(_UNIT_SEPARATOR) == len(units) - 1:  # no unit holds it
                 state["units"] = (joined, [count for _, count in units])
@@ -576,7 +581,7 @@ class _NormalizeJob:
 @dataclass
 class _Pass:
     sentences: list[tuple[str, int]]   # normalized, empty ones removed (if kept)
-    counts: Counter                    # character -> weighted count ("\0" and " " included)
+    counts: Counter                    # character -> weighted count ("\0" and " " included); empty with units
     units: Counter | None              # unit (word / sentence) -> weighted count (unmasked)
     nonempty: int                      # number of non-empty normalized sentences
     total: int                         # number of sentences
@@ -959,6 +964,26 @@ def weighted_chars(texts: Iterable[str], freqs: Iterable[int]) -> Counter:
     return counts
 
 
+def chars_and_order(units: Counter, fork: bool) -> tuple[Counter, list[tuple[int, list[str]]]]:
+    """The weighted characters of ``units`` (:func:`weighted_chars`) and
+    their order (:func:`count_groups`). With ``fork`` the characters are
+    counted in a forked child (:func:`subtok.parallel.run_in_child`)
+    while this process sorts: neither needs the other, both walk every
+    unit, and they run at the end of the load, when the normalizing
+    workers are done and a core is free."""
+    order: list = []
+
+    def sort() -> None:
+        order.append(count_groups(units))
+
+    if fork:
+        chars = run_in_child(weighted_chars, units, units.values(), meanwhile=sort)
+    else:
+        chars = weighted_chars(units, units.values())
+        sort()
+    return chars, order[0]
+
+
 def _text_size(item: tuple[str, int]) -> int:
     return len(item[0])
 
@@ -975,10 +1000,11 @@ def normalize_pass(raw: Iterable[tuple[str, int]], options: TrainerOptions,
     inherit it with the rest of the :class:`_NormalizeJob` (it is never
     pickled).
 
-    Each chunk also counts its characters (weighted by freq) and, with
+    Each chunk also counts its characters (weighted by freq) or, with
     ``units`` (``("words", suffix, whitespace_only)`` or ``("sentences",)``),
-    its distinct units; the chunk results are merged in chunk order, so the
-    result does not depend on ``num_threads``.
+    its distinct units, whose characters the caller counts once merged
+    (:func:`chars_and_order`); the chunk results are merged in chunk order, so
+    the result does not depend on ``num_threads``.
     """
     job = _make_job(options, meta, units, keep_sentences, normalizer)
     out: list[tuple[str, int]] = []
@@ -1005,8 +1031,6 @@ def normalize_pass(raw: Iterable[tuple[str, int]], options: TrainerOptions,
             if unit_counts is not None:
                 unit_counts.update(chunk_units)
             nonempty += chunk_nonempty
-    if unit_counts is not None:
-        counts = weighted_chars(unit_counts, unit_counts.values())
     # Remove empty sentences the way sentencepiece does: swap in the last one
     # (which is not checked again) and shorten the list.
     i = 0
@@ -1087,23 +1111,50 @@ def _mask_table(alphabet, counts: Iterable[str], nul: bool = True):
     return table, pattern
 
 
-def mask_units(units: Counter, alphabet: dict[str, int], counts: Iterable[str]) -> list[tuple[str, int]]:
+def mask_units(units: Counter, alphabet: dict[str, int], counts: Iterable[str],
+               groups: list[tuple[int, list[str]]] | None = None) -> list[tuple[str, int]]:
     """Masked distinct units (merged when masking makes them equal), sorted by
-    (count desc, unit asc)."""
+    (count desc, unit asc). ``groups``: see :func:`masked_groups`."""
+    return _pairs(masked_groups(units, alphabet, counts, groups))
+
+
+def masked_groups(units: Counter, alphabet: dict[str, int], counts: Iterable[str],
+                  groups: list[tuple[int, list[str]]] | None = None) -> list[tuple[int, list[str]]]:
+    """:func:`mask_units` grouped by count (as :func:`count_groups`).
+    ``groups``: the units' own groups (:func:`count_groups` of ``units``),
+    if made already (they are changed); masking then moves the keys it
+    changes to their new groups, and nothing is sorted again."""
+    if groups is None:
+        groups = count_groups(units)
     table, pattern = _mask_table(alphabet, counts)
+    masked = _to_mask(units, counts, pattern)
+    if masked:
+        groups = _remask_groups(groups, units, masked, table)
+    return groups
+
+
+def _to_mask(units: dict[str, int], chars: Iterable[str], pattern: "re.Pattern[str]") -> list[str]:
+    """The keys of ``units`` in which ``pattern`` (:func:`_mask_table`'s)
+    finds a character, in ``units``' order; ``chars``: every character of
+    the keys but NUL and space (:func:`checked_alphabet`'s counts)."""
     # Usually none or a few (rare characters): one scan over all units,
-    # joined by a character of the alphabet (never masked), finds them,
-    # and where each match falls tells its unit.
-    keys = list(units)
-    separator = next(iter(alphabet), "")
-    found = [m.start() for m in pattern.finditer(separator.join(keys))]
-    if not found:
-        return sorted_by_count(units)
-    starts = list(itertools.accumulate(map(len(separator).__add__, map(len, keys)), initial=0))
-    masked = [keys[i] for i in sorted({bisect_right(starts, at) - 1 for at in found})]
-    out = dict(units)
-    _remask(out, masked, table)
-    return sorted_by_count(out)
+    # joined by a character that none holds and the pattern never finds,
+    # finds them; the separators around a match delimit its unit.
+    chars = set(chars)
+    separator = next(char for char in map(chr, range(1, sys.maxunicode + 1))
+                     if char not in chars and char not in (BOUNDARY, " "))
+    joined = separator.join(units)
+    found: list[str] = []
+    end = -1
+    for match in pattern.finditer(joined):
+        at = match.start()
+        if at < end:
+            continue  # in the unit found last
+        end = joined.find(separator, at)
+        if end < 0:
+            end = len(joined)
+        found.append(joined[joined.rfind(separator, 0, at) + 1:end])
+    return found
 
 
 def _remask(counts: dict[str, int], keys: list[str], table: dict[int, str]) -> None:
@@ -1118,6 +1169,12 @@ def _remask(counts: dict[str, int], keys: list[str], table: dict[int, str]) -> N
 
 def sorted_by_count(counts: dict[str, int]) -> list[tuple[str, int]]:
     """Items sorted by (count desc, key asc), i.e. sentencepiece's ``Sorted``."""
+    return _pairs(count_groups(counts))
+
+
+def count_groups(counts: dict[str, int]) -> list[tuple[int, list[str]]]:
+    """:func:`sorted_by_count` grouped: (count, its keys sorted), by count
+    descending."""
     # Keys grouped by count, each group sorted alone: the strings are
     # compared only within a group (about half the units have count 1),
     # and compare faster alone than in (key, count) tuples.
@@ -1128,11 +1185,82 @@ def sorted_by_count(counts: dict[str, int]) -> list[tuple[str, int]]:
             groups[count] = [key]
         else:
             group.append(key)
-    out: list[tuple[str, int]] = []
+    out = []
     for count in sorted(groups, reverse=True):
         keys = groups[count]
         keys.sort()
+        out.append((count, keys))
+    return out
+
+
+def _pairs(groups: list[tuple[int, list[str]]]) -> list[tuple[str, int]]:
+    out: list[tuple[str, int]] = []
+    for count, keys in groups:
         out.extend(zip(keys, itertools.repeat(count)))
+    return out
+
+
+def _joined(groups: list[tuple[int, list[str]]]) -> tuple[str, list[int]] | None:
+    """The keys of ``groups`` laid end to end, as a :class:`Corpus`
+    pickles its units: joined by NUL, and their counts; None when a key
+    holds NUL.
+
+    Each key is read once, in order, into one string; a list of (key,
+    count) pairs would be walked again to be pickled, each key then
+    fetched from wherever it was made.
+    """
+    parts: list[str] = []
+    counts: list[int] = []
+    for count, keys in groups:
+        parts.append(_UNIT_SEPARATOR.join(keys))
+        counts.extend(itertools.repeat(count, len(keys)))
+    joined = _UNIT_SEPARATOR.join(parts)
+    if joined.count(_UNIT_SEPARATOR) != len(counts) - 1:
+        return None
+    return joined, counts
+
+
+def _remask_groups(groups: list[tuple[int, list[str]]], units: dict[str, int], keys: list[str],
+                   table: dict[int, str]) -> list[tuple[int, list[str]]]:
+    """``groups`` (:func:`count_groups` of ``units``) after ``keys`` of
+    ``units`` are masked (:func:`_remask`), without sorting the groups
+    again: only the keys that move (the masked ones, and a unit equal to
+    a masked string, whose count grows) leave their group, and join
+    their new one."""
+    leaving = set(keys)
+    moved = {key: units[key] for key in keys}
+    _remask(moved, keys, table)
+    for key in moved:
+        if key in units and key not in leaving:
+            leaving.add(key)
+            moved[key] += units[key]
+    # count -> (key, joins) of the keys that leave (False) or join (True) its group
+    edits: dict[int, list[tuple[str, bool]]] = {}
+    for key in leaving:
+        edits.setdefault(units[key], []).append((key, False))
+    for key, count in moved.items():
+        edits.setdefault(count, []).append((key, True))
+    by_count = dict(groups)
+    for count, changes in edits.items():
+        by_count[count] = _edited(by_count.get(count, []), changes)
+    return [(count, by_count[count]) for count in sorted(by_count, reverse=True) if by_count[count]]
+
+
+def _edited(keys: list[str], changes: list[tuple[str, bool]]) -> list[str]:
+    """``keys`` (sorted) with ``changes`` made: (key, True) inserts a key
+    it lacks, (key, False) removes one it holds; sorted, the unchanged
+    keys copied in runs between the changes (found by bisection)."""
+    out: list[str] = []
+    start = 0
+    for key, joins in sorted(changes):
+        at = bisect_left(keys, key, start)
+        out += keys[start:at]
+        if joins:
+            out.append(key)
+            start = at
+        else:
+            start = at + 1  # keys[at] is the key
+    out += keys[start:]
     return out
 
 
@@ -1180,7 +1308,7 @@ def load_corpus(options: TrainerOptions, progress: Progress | None = None,
         # unpickles the result, made of the same.
         with collector_paused():
             return run_in_child(_load_corpus, options, progress, lines, keep_sentences,
-                                meanwhile=meanwhile)
+                                False, True, meanwhile=meanwhile)
     corpus = _load_corpus(options, progress, lines, keep_sentences)
     if meanwhile is not None:
         meanwhile()
@@ -1188,11 +1316,13 @@ def load_corpus(options: TrainerOptions, progress: Progress | None = None,
 
 
 def _load_corpus(options: TrainerOptions, progress: Progress, lines: Iterable | None,
-                 keep_sentences: bool, entries: bool = False) -> Corpus:
+                 keep_sentences: bool, entries: bool = False, packed: bool = False) -> Corpus:
     """The corpus of ``options`` (see :func:`load_corpus`). ``entries``
     (unigram, with ``keep_sentences``): no sentences are kept but
     ``Corpus.units`` and ``Corpus.entries``, unless the sentences would
-    give others (see :func:`_entries_corpus`)."""
+    give others (see :func:`_entries_corpus`). ``packed`` (a corpus to be
+    pickled): its units may be left in the form their pickle takes (see
+    :class:`Corpus`)."""
     units = None if keep_sentences else training_units(options)
     meta = build_meta(options)
     normalizer = make_normalizer(options)  # shared by both passes
@@ -1228,7 +1358,11 @@ def _load_corpus(options: TrainerOptions, progress: Progress, lines: Iterable | 
     if not (result.sentences if keep_sentences else result.nonempty or result.total > 1):
         raise TrainerError("the corpus is empty after normalization (%s)."
                            % _describe_input(options, lines))
-    counts = result.counts
+    order = None  # the units' groups (see chars_and_order)
+    if units is None:
+        counts = result.counts
+    else:
+        counts, order = chars_and_order(result.units, normalize_workers(options, size) > 1)
     alphabet = checked_alphabet(options, counts, _describe_input(options, lines))
     unit_list = None
     if units is not None:
@@ -1240,7 +1374,10 @@ def _load_corpus(options: TrainerOptions, progress: Progress, lines: Iterable | 
                 raw, size = source(Progress(False, 2))
             result = normalize_pass(raw, options, meta, progress, keep_sentences=False,
                                     units=units, size=size, normalizer=normalizer)
-        unit_list = mask_units(result.units, alphabet, counts)
+            order = None
+        groups = masked_groups(result.units, alphabet, counts, order)
+        # (Masked, no unit holds NUL, the separator: _joined finds none.)
+        unit_list = (packed and _joined(groups)) or _pairs(groups)
     del raw
     sentences = mask_unknown(result.sentences, alphabet, counts) if keep_sentences else []
     del result
@@ -1434,5 +1571,5 @@ def words_with_counts(corpus: Corpus, options: TrainerOptions) -> list[tuple[str
 
 __all__ = ["Corpus", "Progress", "load_corpus", "build_meta", "read_sentences", "select",
            "normalize_pass", "normalize_workers", "unit_count_chunks", "count_followed", "count_entries",
-           "entries_of", "entry_words", "FollowedStitch", "mask_followed", "training_units", "mask_units", "compute_alphabet", "checked_alphabet", "check_vocab_fits", "weighted_chars", "split_into_words", "count_words",
+           "entries_of", "entry_words", "FollowedStitch", "mask_followed", "training_units", "mask_units", "compute_alphabet", "checked_alphabet", "check_vocab_fits", "weighted_chars", "chars_and_order", "count_groups", "masked_groups", "split_into_words", "count_words",
            "words_with_counts", "make_normalizer", "MT19937", "FileRange", "byte_ranges"]
