@@ -971,24 +971,36 @@ def weighted_chars(texts: Iterable[str], freqs: Iterable[int]) -> Counter:
     return counts
 
 
+#: With a forked child, the share of the units whose characters it counts
+#: (this process sorts all of them, then counts the characters of the
+#: rest): sorting costs less than counting, so that both end together
+#: (docs/performance.md).
+FORKED_CHARS_SHARE = 0.8
+
+
 def chars_and_order(units: Counter, fork: bool) -> tuple[Counter, list[tuple[int, list[str]]]]:
     """The weighted characters of ``units`` (:func:`weighted_chars`) and
-    their order (:func:`count_groups`). With ``fork`` the characters are
+    their order (:func:`count_groups`). With ``fork`` most characters are
     counted in a forked child (:func:`subtok.parallel.run_in_child`)
-    while this process sorts: neither needs the other, both walk every
-    unit, and they run at the end of the load, when the normalizing
-    workers are done and a core is free."""
+    while this process sorts, then counts the others: neither needs the
+    other, both walk every unit, and they run at the end of the load,
+    when the normalizing workers are done and a core is free."""
     order: list = []
-
-    def sort() -> None:
-        order.append(count_groups(units))
-
-    if fork:
-        chars = run_in_child(weighted_chars, units, units.values(), meanwhile=sort)
-    else:
+    if not fork:
         chars = weighted_chars(units, units.values())
-        sort()
-    return chars, order[0]
+        return chars, count_groups(units)
+    cut = int(len(units) * FORKED_CHARS_SHARE)
+
+    def here() -> None:
+        order.append(count_groups(units))
+        order.append(weighted_chars(itertools.islice(units, cut, None),
+                                    itertools.islice(units.values(), cut, None)))
+
+    chars = run_in_child(weighted_chars, itertools.islice(units, cut),
+                         itertools.islice(units.values(), cut), meanwhile=here)
+    groups, rest = order
+    chars.update(rest)
+    return chars, groups
 
 
 def _text_size(item: tuple[str, int]) -> int:
