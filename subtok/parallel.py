@@ -335,19 +335,34 @@ def _dispatch(team: list[_Worker], tasks: Iterator, limit: int) -> Iterator:
     done: dict[int, tuple[bool, Any]] = {}
     taken = given = 0
     more = True
+
+    def take() -> bool:
+        """Take the next task into ``ready``, if the limit allows one."""
+        nonlocal taken, more
+        if not more or taken - given >= limit:
+            return False
+        try:
+            ready.append(next(tasks))
+        except StopIteration:
+            more = False
+            return False
+        taken += 1
+        return True
+
     while True:
-        while more and taken - given < limit and len(ready) <= len(free):
-            try:
-                ready.append(next(tasks))
-            except StopIteration:
-                more = False
-                break
-            taken += 1
-        while free and ready:
+        # A free worker gets its task before anything else is done here
+        # (taking a task can be reading a chunk of a file, and a result
+        # is merged by the caller between two turns of this loop): at
+        # the start, the first worker runs while the second one's task
+        # is read; later, a task read ahead is sent the moment a worker
+        # is free.
+        while free and (ready or take()):
             worker = free.pop()
             index = taken - len(ready)
             worker.send((index, ready.popleft()))
             busy[worker] = index
+        if not ready:
+            take()  # ahead, for the next free worker, while all are busy
         if given in done:
             ok, value = done.pop(given)
             given += 1
@@ -587,11 +602,18 @@ def run_in_child(func: Callable, *args: Any, meanwhile: Callable[[], Any] | None
     finally:
         with os.fdopen(read_end, "rb") as handle:
             data = handle.read()
+        # Unpickled before the child is waited for: its exit, which gives
+        # its memory back, runs meanwhile. (What a failed child wrote is
+        # judged by its exit status.)
+        try:
+            outcome = pickle.loads(data) if data else None
+        except Exception:  # noqa: BLE001 - cut short: the status says why
+            outcome = None
         _, status = os.waitpid(pid, 0)
     code = os.waitstatus_to_exitcode(status)
-    if code or not data:
+    if code or outcome is None:
         raise SubtokError(_ended(code))
-    ok, value = pickle.loads(data)
+    ok, value = outcome
     if not ok:
         _raise_failure(value)
     return value

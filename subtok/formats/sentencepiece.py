@@ -224,12 +224,12 @@ def build_proto(model: ModelData, trainer_spec: dict | None = None,
     """
     pb2 = _pb2()
     proto = pb2.ModelProto()
+    add = proto.pieces.add  # with its fields: one call per piece, not three
     for piece, score, kind in zip(model.pieces, model.scores, model.types):
-        entry = proto.pieces.add()
-        entry.piece = piece
-        entry.score = score
         if kind != PieceType.NORMAL:
-            entry.type = kind
+            add(piece=piece, score=score, type=kind)
+        else:
+            add(piece=piece, score=score)
     for target, values in ((proto.trainer_spec, trainer_spec),
                            (proto.normalizer_spec, normalizer_spec)):
         for key, value in (values or {}).items():
@@ -261,16 +261,20 @@ def save_model(model: ModelData, path: str | os.PathLike) -> None:
     write_atomically(path, serialize_model(model))
 
 
+#: C++ ``ostream << float`` with default precision, as in .vocab files.
+_SCORE_FORMAT = "%g"
+
+
 def format_score(score: float) -> str:
     """C++ ``ostream << float`` with default precision, as in .vocab files."""
-    return "%g" % score
+    return _SCORE_FORMAT % score
 
 
 def vocab_text(model: ModelData, with_scores: bool = True) -> str:
     """The ``.vocab`` file content: ``piece<TAB>score`` per line, in id order."""
     if with_scores:
-        return "".join("%s\t%s\n" % (p, format_score(s)) for p, s in zip(model.pieces, model.scores))
-    return "".join("%s\n" % p for p in model.pieces)
+        return "".join(map(("%s\t" + _SCORE_FORMAT + "\n").__mod__, zip(model.pieces, model.scores)))
+    return "".join(map("%s\n".__mod__, model.pieces))
 
 
 def syms_text(model: ModelData) -> str:

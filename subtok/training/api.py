@@ -92,9 +92,11 @@ def train(input: Any = None, model_prefix: str | os.PathLike | None = None, *,
 
     def prepare() -> None:
         # What follows loading, imported while a forked child loads (this
-        # process would only wait): the trainer, the model format.
+        # process would only wait): the trainer, the model format and its
+        # protobuf messages (which the format imports on first use).
         get_trainer(opts.model_type_name)
-        import subtok.formats.sentencepiece  # noqa: F401
+        from subtok.formats.sentencepiece import proto_messages
+        proto_messages()
 
     if lines is None:
         from subtok.training import counts  # subtok count's files (told by their header)

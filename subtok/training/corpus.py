@@ -40,9 +40,11 @@ result never depends on ``num_threads``), and counts the characters on the
 way. Only unigram keeps the sentences; BPE and WORD get
 the distinct words (or sentences) with counts (``Corpus.units``), counted
 in the chunks and masked once per distinct unit, and the characters are
-counted from those. A large corpus without kept sentences is loaded in a
-forked child (:func:`subtok.parallel.run_in_child`), so the trainer starts
-from a clean heap; one with kept sentences can be deferred
+counted from those (with workers, in a forked child while the units are
+sorted: :func:`chars_and_order`). A large corpus without kept sentences is
+loaded in a forked child (:func:`subtok.parallel.run_in_child`), so the
+trainer starts from a clean heap, and sends its units laid end to end in
+one string (as ``Corpus`` pickles them); one with kept sentences can be deferred
 (``load_corpus(..., defer=True)``, ``Corpus.load``) for the trainer to
 read in a child of its own. That read keeps no sentences either: the
 chunks count unigram's words and seed entries (each word with what
@@ -78,8 +80,9 @@ from subtok.training.followers import (FollowedStitch, count_entries, count_foll
                                       entry_words)
 from subtok.training.reading import INT64_MAX, read_sentences, select
 from subtok.training.spec import TrainerOptions
-from subtok.training.units import (COUNT_BATCH_CHARS, count_words, mask_table, mask_unknown, mask_units,
-                                   remask, sorted_by_count, sorted_items, split_into_words, weighted_chars)
+from subtok.training.units import (COUNT_BATCH_CHARS, count_groups, count_words, flatten_groups,
+                                   mask_table, mask_unknown, masked_groups, remask, sorted_by_count,
+                                   sorted_items, split_into_words, weighted_chars)
 
 
 # ----------------------------------------------------------------------------
@@ -102,7 +105,9 @@ class Corpus:
     #: when ``sentences`` is not kept (model types other than unigram, and
     #: unigram with ``entries``): the distinct masked training units
     #: (:func:`training_units`) with summed counts, sorted by (count desc,
-    #: unit asc); None otherwise.
+    #: unit asc); None otherwise. (In a loading child, about to send the
+    #: corpus, they may already be in the form they are pickled in: see
+    #: ``__getstate__``.)
     units: list[tuple[str, int]] | None = None
     #: unigram from count files: (word, follower) -> count, masked, for
     #: its seed search (see :func:`count_followed`); None otherwise.
@@ -126,11 +131,12 @@ class Corpus:
 
     # A corpus loaded in a child process comes back pickled: its units go
     # as one string and one list of counts, which pickle (and unpickle)
-    # much faster than a tuple per unit.
+    # much faster than a tuple per unit; the loading child makes them in
+    # that form (_joined), and they are then sent as they are.
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
         units = state["units"]
-        if units:
+        if isinstance(units, list) and units:
             joined = _UNIT_SEPARATOR.join([unit for unit, _ in units])
             if joined.count(_UNIT_SEPARATOR) == len(units) - 1:  # no unit holds it
                 state["units"] = (joined, [count for _, count in units])
@@ -295,7 +301,7 @@ class _NormalizeJob:
 @dataclass
 class _Pass:
     sentences: list[tuple[str, int]]   # normalized, empty ones removed (if kept)
-    counts: Counter                    # character -> weighted count ("\0" and " " included)
+    counts: Counter                    # character -> weighted count ("\0" and " " included); empty with units
     units: Counter | None              # unit (word / sentence) -> weighted count (unmasked)
     nonempty: int                      # number of non-empty normalized sentences
     total: int                         # number of sentences
@@ -405,9 +411,16 @@ def _plain_words(normalizer: Normalizer, meta: list[str], pattern: "re.Pattern[s
         return None
     search = None if pattern is None else pattern.search
     is_plain = normalizer.is_plain
+    printable_plain = normalizer.printable_ascii_plain
 
     def plain_words(text: str) -> bool:
-        return SPACE not in text and (search is None or search(text) is None) and is_plain(text)
+        if search is not None and search(text) is not None:
+            return False
+        if text.isascii():  # (then without "▁"; the test is free, as str knows it)
+            # Printable ASCII proves it plain (printable_ascii_plain) in a
+            # fraction of the time of is_plain's search for triggers.
+            return (printable_plain and text.isprintable()) or is_plain(text)
+        return SPACE not in text and is_plain(text)
 
     return plain_words
 
@@ -463,6 +476,38 @@ def _chunk_job(job: _NormalizeJob, chunk: list[tuple[str, int]]):
     return len(chunk), sentences, counts, unit_counts, nonempty
 
 
+#: With a forked child, the share of the units whose characters it counts
+#: (this process sorts all of them, then counts the characters of the
+#: rest): sorting costs less than counting, so that both end together
+#: (docs/performance.md).
+FORKED_CHARS_SHARE = 0.8
+
+
+def chars_and_order(units: Counter, fork: bool) -> tuple[Counter, list[tuple[int, list[str]]]]:
+    """The weighted characters of ``units`` (:func:`weighted_chars`) and
+    their order (:func:`count_groups`). With ``fork`` most characters are
+    counted in a forked child (:func:`subtok.parallel.run_in_child`)
+    while this process sorts, then counts the others: neither needs the
+    other, both walk every unit, and they run at the end of the load,
+    when the normalizing workers are done and a core is free."""
+    order: list = []
+    if not fork:
+        chars = weighted_chars(units, units.values())
+        return chars, count_groups(units)
+    cut = int(len(units) * FORKED_CHARS_SHARE)
+
+    def here() -> None:
+        order.append(count_groups(units))
+        order.append(weighted_chars(itertools.islice(units, cut, None),
+                                    itertools.islice(units.values(), cut, None)))
+
+    chars = run_in_child(weighted_chars, itertools.islice(units, cut),
+                         itertools.islice(units.values(), cut), meanwhile=here)
+    groups, rest = order
+    chars.update(rest)
+    return chars, groups
+
+
 def _text_size(item: tuple[str, int]) -> int:
     return len(item[0])
 
@@ -479,10 +524,11 @@ def normalize_pass(raw: Iterable[tuple[str, int]], options: TrainerOptions,
     inherit it with the rest of the :class:`_NormalizeJob` (it is never
     pickled).
 
-    Each chunk also counts its characters (weighted by freq) and, with
+    Each chunk also counts its characters (weighted by freq) or, with
     ``units`` (``("words", suffix, whitespace_only)`` or ``("sentences",)``),
-    its distinct units; the chunk results are merged in chunk order, so the
-    result does not depend on ``num_threads``.
+    its distinct units, whose characters the caller counts once merged
+    (:func:`chars_and_order`); the chunk results are merged in chunk order, so
+    the result does not depend on ``num_threads``.
     """
     job = _make_job(options, meta, units, keep_sentences, normalizer)
     out: list[tuple[str, int]] = []
@@ -509,8 +555,6 @@ def normalize_pass(raw: Iterable[tuple[str, int]], options: TrainerOptions,
             if unit_counts is not None:
                 unit_counts.update(chunk_units)
             nonempty += chunk_nonempty
-    if unit_counts is not None:
-        counts = weighted_chars(unit_counts, unit_counts.values())
     # Remove empty sentences the way sentencepiece does: swap in the last one
     # (which is not checked again) and shorten the list.
     i = 0
@@ -570,6 +614,26 @@ def compute_alphabet(options: TrainerOptions, counts: Counter) -> dict[str, int]
     return dict(sorted_items(alphabet.items()))
 
 
+def _joined(groups: list[tuple[int, list[str]]]) -> tuple[str, list[int]] | None:
+    """The keys of ``groups`` laid end to end, as a :class:`Corpus`
+    pickles its units: joined by NUL, and their counts; None when a key
+    holds NUL.
+
+    Each key is read once, in order, into one string; a list of (key,
+    count) pairs would be walked again to be pickled, each key then
+    fetched from wherever it was made.
+    """
+    parts: list[str] = []
+    counts: list[int] = []
+    for count, keys in groups:
+        parts.append(_UNIT_SEPARATOR.join(keys))
+        counts.extend(itertools.repeat(count, len(keys)))
+    joined = _UNIT_SEPARATOR.join(parts)
+    if joined.count(_UNIT_SEPARATOR) != len(counts) - 1:
+        return None
+    return joined, counts
+
+
 # ----------------------------------------------------------------------------
 # all phases
 
@@ -614,7 +678,7 @@ def load_corpus(options: TrainerOptions, progress: Progress | None = None,
         # unpickles the result, made of the same.
         with collector_paused():
             return run_in_child(_load_corpus, options, progress, lines, keep_sentences,
-                                meanwhile=meanwhile)
+                                False, True, meanwhile=meanwhile)
     corpus = _load_corpus(options, progress, lines, keep_sentences)
     if meanwhile is not None:
         meanwhile()
@@ -622,11 +686,13 @@ def load_corpus(options: TrainerOptions, progress: Progress | None = None,
 
 
 def _load_corpus(options: TrainerOptions, progress: Progress, lines: Iterable | None,
-                 keep_sentences: bool, entries: bool = False) -> Corpus:
+                 keep_sentences: bool, entries: bool = False, packed: bool = False) -> Corpus:
     """The corpus of ``options`` (see :func:`load_corpus`). ``entries``
     (unigram, with ``keep_sentences``): no sentences are kept but
     ``Corpus.units`` and ``Corpus.entries``, unless the sentences would
-    give others (see :func:`_entries_corpus`)."""
+    give others (see :func:`_entries_corpus`). ``packed`` (a corpus to be
+    pickled): its units may be left in the form their pickle takes (see
+    :class:`Corpus`)."""
     units = None if keep_sentences else training_units(options)
     meta = build_meta(options)
     normalizer = make_normalizer(options)  # shared by both passes
@@ -662,7 +728,11 @@ def _load_corpus(options: TrainerOptions, progress: Progress, lines: Iterable | 
     if not (result.sentences if keep_sentences else result.nonempty or result.total > 1):
         raise TrainerError("the corpus is empty after normalization (%s)."
                            % _describe_input(options, lines))
-    counts = result.counts
+    order = None  # the units' groups (see chars_and_order)
+    if units is None:
+        counts = result.counts
+    else:
+        counts, order = chars_and_order(result.units, normalize_workers(options, size) > 1)
     alphabet = checked_alphabet(options, counts, _describe_input(options, lines))
     unit_list = None
     if units is not None:
@@ -674,7 +744,10 @@ def _load_corpus(options: TrainerOptions, progress: Progress, lines: Iterable | 
                 raw, size = source(Progress(False, 2))
             result = normalize_pass(raw, options, meta, progress, keep_sentences=False,
                                     units=units, size=size, normalizer=normalizer)
-        unit_list = mask_units(result.units, alphabet, counts)
+            order = None
+        groups = masked_groups(result.units, alphabet, counts, order)
+        # (Masked, no unit holds NUL, the separator: _joined finds none.)
+        unit_list = (packed and _joined(groups)) or flatten_groups(groups)
     del raw
     sentences = mask_unknown(result.sentences, alphabet, counts) if keep_sentences else []
     del result

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import itertools
 import re
-from bisect import bisect_right
+import sys
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable
 
@@ -109,23 +110,50 @@ def mask_table(alphabet, counts: Iterable[str], nul: bool = True):
     return table, pattern
 
 
-def mask_units(units: Counter, alphabet: dict[str, int], counts: Iterable[str]) -> list[tuple[str, int]]:
+def mask_units(units: Counter, alphabet: dict[str, int], counts: Iterable[str],
+               groups: list[tuple[int, list[str]]] | None = None) -> list[tuple[str, int]]:
     """Masked distinct units (merged when masking makes them equal), sorted by
-    (count desc, unit asc)."""
+    (count desc, unit asc). ``groups``: see :func:`masked_groups`."""
+    return flatten_groups(masked_groups(units, alphabet, counts, groups))
+
+
+def masked_groups(units: Counter, alphabet: dict[str, int], counts: Iterable[str],
+                  groups: list[tuple[int, list[str]]] | None = None) -> list[tuple[int, list[str]]]:
+    """:func:`mask_units` grouped by count (as :func:`count_groups`).
+    ``groups``: the units' own groups (:func:`count_groups` of ``units``),
+    if made already (they are changed); masking then moves the keys it
+    changes to their new groups, and nothing is sorted again."""
+    if groups is None:
+        groups = count_groups(units)
     table, pattern = mask_table(alphabet, counts)
+    masked = _to_mask(units, counts, pattern)
+    if masked:
+        groups = _remask_groups(groups, units, masked, table)
+    return groups
+
+
+def _to_mask(units: dict[str, int], chars: Iterable[str], pattern: "re.Pattern[str]") -> list[str]:
+    """The keys of ``units`` in which ``pattern`` (:func:`mask_table`'s)
+    finds a character, in ``units``' order; ``chars``: every character of
+    the keys but NUL and space (:func:`checked_alphabet`'s counts)."""
     # Usually none or a few (rare characters): one scan over all units,
-    # joined by a character of the alphabet (never masked), finds them,
-    # and where each match falls tells its unit.
-    keys = list(units)
-    separator = next(iter(alphabet), "")
-    found = [m.start() for m in pattern.finditer(separator.join(keys))]
-    if not found:
-        return sorted_by_count(units)
-    starts = list(itertools.accumulate(map(len(separator).__add__, map(len, keys)), initial=0))
-    masked = [keys[i] for i in sorted({bisect_right(starts, at) - 1 for at in found})]
-    out = dict(units)
-    remask(out, masked, table)
-    return sorted_by_count(out)
+    # joined by a character that none holds and the pattern never finds,
+    # finds them; the separators around a match delimit its unit.
+    chars = set(chars)
+    separator = next(char for char in map(chr, range(1, sys.maxunicode + 1))
+                     if char not in chars and char not in (BOUNDARY, " "))
+    joined = separator.join(units)
+    found: list[str] = []
+    end = -1
+    for match in pattern.finditer(joined):
+        at = match.start()
+        if at < end:
+            continue  # in the unit found last
+        end = joined.find(separator, at)
+        if end < 0:
+            end = len(joined)
+        found.append(joined[joined.rfind(separator, 0, at) + 1:end])
+    return found
 
 
 def remask(counts: dict[str, int], keys: list[str], table: dict[int, str]) -> None:
@@ -140,6 +168,12 @@ def remask(counts: dict[str, int], keys: list[str], table: dict[int, str]) -> No
 
 def sorted_by_count(counts: dict[str, int]) -> list[tuple[str, int]]:
     """Items sorted by (count desc, key asc), i.e. sentencepiece's ``Sorted``."""
+    return flatten_groups(count_groups(counts))
+
+
+def count_groups(counts: dict[str, int]) -> list[tuple[int, list[str]]]:
+    """:func:`sorted_by_count` grouped: (count, its keys sorted), by count
+    descending."""
     # Keys grouped by count, each group sorted alone: the strings are
     # compared only within a group (about half the units have count 1),
     # and compare faster alone than in (key, count) tuples.
@@ -150,13 +184,65 @@ def sorted_by_count(counts: dict[str, int]) -> list[tuple[str, int]]:
             groups[count] = [key]
         else:
             group.append(key)
-    out: list[tuple[str, int]] = []
+    out = []
     for count in sorted(groups, reverse=True):
         keys = groups[count]
         keys.sort()
+        out.append((count, keys))
+    return out
+
+
+def flatten_groups(groups: list[tuple[int, list[str]]]) -> list[tuple[str, int]]:
+    """The (key, count) pairs of :func:`count_groups`' groups, in order."""
+    out: list[tuple[str, int]] = []
+    for count, keys in groups:
         out.extend(zip(keys, itertools.repeat(count)))
     return out
 
 
+def _remask_groups(groups: list[tuple[int, list[str]]], units: dict[str, int], keys: list[str],
+                   table: dict[int, str]) -> list[tuple[int, list[str]]]:
+    """``groups`` (:func:`count_groups` of ``units``) after ``keys`` of
+    ``units`` are masked (:func:`remask`), without sorting the groups
+    again: only the keys that move (the masked ones, and a unit equal to
+    a masked string, whose count grows) leave their group, and join
+    their new one."""
+    leaving = set(keys)
+    moved = {key: units[key] for key in keys}
+    remask(moved, keys, table)
+    for key in moved:
+        if key in units and key not in leaving:
+            leaving.add(key)
+            moved[key] += units[key]
+    # count -> (key, joins) of the keys that leave (False) or join (True) its group
+    edits: dict[int, list[tuple[str, bool]]] = {}
+    for key in leaving:
+        edits.setdefault(units[key], []).append((key, False))
+    for key, count in moved.items():
+        edits.setdefault(count, []).append((key, True))
+    by_count = dict(groups)
+    for count, changes in edits.items():
+        by_count[count] = _edited(by_count.get(count, []), changes)
+    return [(count, by_count[count]) for count in sorted(by_count, reverse=True) if by_count[count]]
+
+
+def _edited(keys: list[str], changes: list[tuple[str, bool]]) -> list[str]:
+    """``keys`` (sorted) with ``changes`` made: (key, True) inserts a key
+    it lacks, (key, False) removes one it holds; sorted, the unchanged
+    keys copied in runs between the changes (found by bisection)."""
+    out: list[str] = []
+    start = 0
+    for key, joins in sorted(changes):
+        at = bisect_left(keys, key, start)
+        out += keys[start:at]
+        if joins:
+            out.append(key)
+            start = at
+        else:
+            start = at + 1  # keys[at] is the key
+    out += keys[start:]
+    return out
+
+
 __all__ = ["COUNT_BATCH_CHARS", "sorted_items", "sorted_by_count", "split_into_words", "count_words",
-           "weighted_chars", "mask_unknown", "mask_table", "mask_units", "remask"]
+           "weighted_chars", "mask_unknown", "mask_table", "mask_units", "masked_groups", "count_groups", "flatten_groups", "remask"]

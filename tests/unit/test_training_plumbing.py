@@ -13,7 +13,7 @@ from conftest import CORPORA_DIR, needs_corpora
 from subtok.progress import Progress
 from subtok.training.corpus import Corpus, build_meta, load_corpus
 from subtok.training.reading import MT19937
-from subtok.training.units import split_into_words
+from subtok.training.units import count_groups, mask_units, split_into_words, weighted_chars
 from subtok.training.spec import TrainerOptions, split_csv
 from subtok.training.validity import PieceValidator
 
@@ -41,6 +41,35 @@ def test_corpus_units_survive_pickling():
     odd = Corpus(sentences=[], alphabet={}, meta=[], units=[("a\x00b", 2), ("c", 1)])
     assert pickle.loads(pickle.dumps(odd)).units == [("a\x00b", 2), ("c", 1)]
     assert pickle.loads(pickle.dumps(Corpus(sentences=[], alphabet={}, meta=[]))).units is None
+
+
+def test_masking_units_moves_the_keys_it_changes():
+    """sentencepiece masks every character outside the alphabet (and TAB,
+    NUL, space) as U+2585, which merges units that become equal, and
+    sorts by count desc, unit asc. mask_units moves only the keys that
+    change within the units' groups by count, made before or given (as
+    the loading makes them while the characters are counted): the same
+    as masking every unit and sorting all again. Here U+2585 is in the
+    alphabet, so a unit holding it takes the counts of those masked
+    into it."""
+    s, m = "\u2581", "\u2585"
+    units = {s + "ab": 3, s + "a\u00e9": 2, s + "a" + m: 1, s + "a\u00fc": 1, "\u00e9": 5,
+             s + "b": 2, "x\x00": 1, "\tb": 2, s + "a b": 1, s + "ba": 3, "a": 1, "b": 1}
+    alphabet = {s: 9, "a": 9, "b": 9, "x": 1, m: 1}
+    chars = weighted_chars(units, units.values())
+    for bad in ("\x00", " "):
+        chars.pop(bad)
+    masked: dict[str, int] = {}
+    for unit, count in units.items():
+        key = "".join(c if c in alphabet else m for c in unit)
+        masked[key] = masked.get(key, 0) + count
+    expected = sorted(masked.items(), key=lambda item: (-item[1], item[0]))
+    assert expected[:3] == [(m, 5), (s + "a" + m, 4), (s + "ab", 3)]
+    assert mask_units(units, alphabet, chars) == expected
+    assert mask_units(units, alphabet, chars, count_groups(units)) == expected
+    assert mask_units(units, dict(alphabet, **{"\u00e9": 5, "\u00fc": 1, "\t": 2}), chars) == \
+        sorted(((u.replace("\x00", m).replace(" ", m).replace("\t", m), c) for u, c in units.items()),
+               key=lambda item: (-item[1], item[0]))
 
 
 def test_split_into_words():
