@@ -46,6 +46,7 @@ from __future__ import annotations
 import collections
 import heapq
 import itertools
+from collections.abc import Iterable
 
 from subtok.collector import collector_paused
 from subtok.symbols import UNK_CHAR
@@ -71,14 +72,18 @@ class _State:
     the queue runs dry. A pair with U+2585 is never in ``pairs``; one
     merged, dropped as a duplicate or found invalid leaves it for good (it
     can never gain occurrences again: only pairs with the newest symbol
-    do). Validity is checked only when a pair reaches the top
-    (:meth:`valid_pair`): an invalid pair's counts never influence another
-    pair.
+    do). Validity (``valid``) is checked only when a pair reaches the top
+    of the trainer's queue: an invalid pair's counts never influence
+    another pair.
     """
 
-    def __init__(self, words: list[tuple[str, int]], validator: PieceValidator) -> None:
+    def __init__(self, words: list[tuple[str, int]], alphabet: Iterable[str],
+                 validator: PieceValidator) -> None:
         self.valid = validator.is_valid
-        used = set("".join(w for w, _ in words))
+        # The corpus masks every character outside its alphabet
+        # (``mask_units``), so the words hold only these (a set of the
+        # words' characters would walk every character of the corpus).
+        used = set(alphabet)
         used.add(UNK_CHAR)
         self._fresh = (chr(c) for c in itertools.chain(range(0x100, 0xD800), range(0xE000, 0x110000))
                        if chr(c) not in used)
@@ -113,20 +118,8 @@ class _State:
                 new_pairs.append(key)
         self.stamps = stamp
 
-    def text(self, key: str) -> str:
-        get = self.strings.get
-        return get(key[0], key[0]) + get(key[1], key[1])
-
-    def valid_pair(self, key: str, text: str) -> bool:
-        """Whether pair ``key`` (string ``text``) may become a piece; an
-        invalid one is forgotten."""
-        if self.valid(text):
-            return True
-        del self.pairs[key]
-        return False
-
     def drop(self, key: str) -> None:
-        """Forget pair ``key`` (a duplicate string)."""
+        """Forget pair ``key`` (an invalid piece, or a string already emitted)."""
         del self.pairs[key]
 
     def merge(self, key: str, text: str) -> None:
@@ -268,7 +261,7 @@ def _train(corpus: Corpus, options: TrainerOptions, progress: Progress) -> list[
     alphabet = sorted_items(corpus.alphabet.items())
     # >= 0: load_corpus has checked len(alphabet) + len(meta) <= vocab_size.
     target = options.vocab_size - len(corpus.meta) - len(alphabet)
-    state = _State(words, PieceValidator(options))
+    state = _State(words, corpus.alphabet, PieceValidator(options))
     del words
     if corpus.consumable:
         corpus.units = None  # the state holds the words now
@@ -285,27 +278,30 @@ def _train(corpus: Corpus, options: TrainerOptions, progress: Progress) -> list[
     # to the end). The heap's order is total, so the order in which pairs
     # are queued does not matter.
     heap: list = []
-    queued: set[str] = set()
     waiting: collections.defaultdict[int, list[str]] = collections.defaultdict(list)
     push = heapq.heappush
+    pop = heapq.heappop
+    find = pairs.get
+    valid = state.valid
     threshold = 0
 
-    def enqueue(key: str, entry: list) -> None:
-        text = state.text(key)
-        push(heap, (-entry[0], len(text), text, entry[1], key))
-        queued.add(key)
+    def queue(keys: Iterable[str]) -> None:
+        """Queue the pairs ``keys`` at or above the threshold; the others wait."""
+        string = state.strings.get
+        for key in keys:
+            entry = find(key)
+            if entry is None:
+                continue  # left without occurrences (in ``zeros``)
+            if entry[0] >= threshold:
+                left, right = key
+                text = string(left, left) + string(right, right)
+                push(heap, (-entry[0], len(text), text, entry[1], key))
+            else:
+                waiting[entry[0].bit_length()].append(key)
 
-    def push_new() -> None:
-        for key in state.new_pairs:
-            entry = pairs.get(key)
-            if entry is not None:
-                if entry[0] >= threshold:
-                    enqueue(key, entry)
-                else:
-                    waiting[entry[0].bit_length()].append(key)
-        state.new_pairs.clear()
-
-    push_new()
+    new_pairs = state.new_pairs
+    queue(new_pairs)
+    new_pairs.clear()
     if heap:
         threshold = -heap[0][0] // 4
     pieces: list[tuple[str, float]] = []
@@ -313,39 +309,30 @@ def _train(corpus: Corpus, options: TrainerOptions, progress: Progress) -> list[
     with progress.bar(total=target, desc="bpe merges", unit=" pieces") as bar:
         while len(pieces) < target:
             if not heap or -heap[0][0] < threshold:
-                if threshold <= 0 and state.zeros:
-                    for key in state.restore_zeros():
-                        if key not in queued:
-                            enqueue(key, pairs[key])
-                    continue
                 if threshold <= 0:
+                    # Every pair is queued once the threshold is 0 (and
+                    # waits no more), so the heap is empty here.
+                    if state.zeros:
+                        queue(state.restore_zeros())
+                        continue
                     progress.warning("No valid symbol found: stopped after %d merges." % len(pieces))
                     break
                 threshold = min(threshold // 2, -heap[0][0] if heap else threshold)
                 # Ascending, so that a pair put back (now below the
                 # threshold) lands in a bucket already taken out.
                 for bits in sorted(b for b in waiting if 1 << b > threshold):
-                    for key in waiting.pop(bits):
-                        entry = pairs.get(key)
-                        if entry is None:
-                            continue  # left without occurrences (in ``zeros``)
-                        if entry[0] >= threshold:
-                            enqueue(key, entry)
-                        else:
-                            waiting[entry[0].bit_length()].append(key)
+                    queue(waiting.pop(bits))
                 continue
-            neg, length, text, order, key = heapq.heappop(heap)
-            entry = pairs.get(key)
+            neg, length, text, order, key = pop(heap)
+            entry = find(key)
             if entry is None:
-                queued.discard(key)
                 continue  # merged, dropped or invalid already
             if entry[0] != -neg:
                 push(heap, (-entry[0], length, text, order, key))
                 continue
-            if not state.valid_pair(key, text):
-                queued.discard(key)
+            if not valid(text):
+                state.drop(key)  # it can never become a piece
                 continue
-            queued.discard(key)
             if text in emitted:
                 # Same string through another split: sentencepiece drops it.
                 state.drop(key)
@@ -354,7 +341,8 @@ def _train(corpus: Corpus, options: TrainerOptions, progress: Progress) -> list[
             pieces.append((text, -float(len(pieces))))
             bar.update(1)
             state.merge(key, text)
-            push_new()
+            queue(new_pairs)
+            new_pairs.clear()
     for char, _ in alphabet:
         pieces.append((char, -float(len(pieces))))
     return pieces
