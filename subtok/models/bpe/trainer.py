@@ -96,27 +96,30 @@ class _State:
         self.new_pairs: list[str] = []
         # Each pair's words, one entry per occurrence, in word order; its
         # frequency is then the sum of their counts (in C, once per pair).
-        # The dict's order is the order in which the pairs are first seen,
-        # which gives the stamps. Keyed by (left, right) while counting: a
-        # tuple of characters hashes from theirs (cached for most), and zip
-        # reuses its tuple, where a pair string would be built and hashed
-        # per occurrence.
-        seen: collections.defaultdict[tuple[str, str], list[int]] = collections.defaultdict(list)
-        for w, s in enumerate(self.words):
-            for chars in zip(s, s[1:]):
-                seen[chars].append(w)
+        # Counted under the left character, then the right one: a character
+        # of the corpus hashes from its cache and ``zip`` reuses its tuple
+        # once unpacked, where a pair string (or tuple) would be built and
+        # hashed per occurrence.
+        seen: collections.defaultdict[str, collections.defaultdict[str, list[int]]] = \
+            collections.defaultdict(lambda: collections.defaultdict(list))
+        words = self.words
+        for w, s in enumerate(words):
+            for a, b in zip(s, s[1:]):
+                seen[a][b].append(w)
+        unk = self.unk
+        found = [(a + b, found_in) for a, after in seen.items() if a != unk
+                 for b, found_in in after.items() if b != unk]
+        # The stamps follow the order in which the pairs are first seen:
+        # in the first word holding each (its words are in word order), at
+        # its first position there.
+        found.sort(key=lambda item: (item[1][0], words[item[1][0]].find(item[0])))
         pairs, new_pairs = self.pairs, self.new_pairs
         freq = self.word_freq.__getitem__
-        unk = self.unk
-        stamp = 0
-        for (a, b), found_in in seen.items():
-            key = a + b
-            if unk not in key:
-                found_in[:0] = (sum(map(freq, found_in)), stamp)
-                stamp += 1
-                pairs[key] = found_in
-                new_pairs.append(key)
-        self.stamps = stamp
+        for stamp, (key, found_in) in enumerate(found):
+            found_in[:0] = (sum(map(freq, found_in)), stamp)
+            pairs[key] = found_in
+            new_pairs.append(key)
+        self.stamps = len(found)
 
     def drop(self, key: str) -> None:
         """Forget pair ``key`` (an invalid piece, or a string already emitted)."""
