@@ -94,6 +94,7 @@ class _State:
         self.word_freq = [f for _, f in words]
         self.words = [w for w, _ in words]
         self.new_pairs: list[str] = []
+        self.junction_ok = _Junctions(validator)
         # Each pair's words, one entry per occurrence, in word order; its
         # frequency is then the sum of their counts (in C, once per pair).
         # Counted under the left character, then the right one: a character
@@ -177,6 +178,9 @@ class _State:
         new_pairs = self.new_pairs
         find = pairs.get
         freq = word_freq.__getitem__
+        string = self.strings.get
+        junction_ok = self.junction_ok
+        first, last = text[0], text[-1]
         stamp = self.stamps
         zeroed: list[str] = []
         for neighbour, found_in in gained.items():
@@ -185,18 +189,20 @@ class _State:
                 char = chr(neighbour)
                 k = merged + char
                 lost = right + char
+                junction = last + string(char, char)[0]
             else:
                 k = neighbour + merged
                 # (merged, merged): what (merged, left) loses for it is
                 # ``adjacent``, taken once the merge's gains are in.
                 lost = None if neighbour == merged else neighbour + left
+                junction = string(neighbour, neighbour)[-1] + first
             if lost is not None:
                 old = find(lost)
                 if old is not None:
                     old[0] -= gain
                     if not old[0]:
                         zeroed.append(lost)
-            if unk in k:
+            if unk in k or not junction_ok[junction]:
                 continue
             found_in[:0] = (gain, stamp)
             stamp += 1
@@ -205,10 +211,11 @@ class _State:
         self.stamps = stamp
         if adjacent:
             k = merged + left
-            entry = pairs[k]
-            entry[0] -= adjacent
-            if not entry[0]:
-                zeroed.append(k)
+            entry = find(k)
+            if entry is not None:  # (not if left out as invalid)
+                entry[0] -= adjacent
+                if not entry[0]:
+                    zeroed.append(k)
         # A pair left without occurrences after a merge never gets any again
         # (only pairs with the newest symbol gain some): keep just its stamp.
         # Packed in one int (stamp, left, right code points): they are many.
@@ -227,6 +234,32 @@ class _State:
             keys.append(pair)
         self.zeros.clear()
         return keys
+
+
+class _Junctions(dict):
+    """Whether the two characters where a new pair's symbols meet
+    (``junction_ok[last + first]``) may be in a piece; a pair whose
+    junction may not is never added (it could never be chosen).
+
+    With ``split_by_whitespace`` every rule of
+    :meth:`~subtok.training.validity.PieceValidator.is_valid` that rejects
+    a 2-character string rejects every string holding it: a character
+    that is forbidden, a digit split off, two scripts side by side (the
+    first character's script is its own, not inherited, since a
+    character before it would only end the walk earlier), "\u2581" where
+    that mode allows it only at the start (or end), a length limit below
+    2. Without it, "\u2581" may not be last (first) in a piece but may be
+    inside one, so no junction is taken as invalid.
+    """
+
+    def __init__(self, validator: PieceValidator) -> None:
+        super().__init__()
+        self.check = validator.is_valid if validator.split_ws else None
+
+    def __missing__(self, junction: str) -> bool:
+        ok = self.check is None or self.check(junction)
+        self[junction] = ok
+        return ok
 
 
 def _walk(s: str, key: str, merged: str, i: int, f: int, w: int, gained: dict) -> int:
