@@ -13,7 +13,9 @@ Phases:
    occurrences count, so "aaaa" gives "aa" three) and the words it occurs
    in; only a pair whose concatenation is a valid piece
    (:class:`~subtok.training.validity.PieceValidator`, checked when it
-   reaches the top) can be chosen.
+   reaches the top) can be chosen, and a pair that cannot be one because
+   of the two characters where its symbols meet is never added
+   (:class:`_Junctions`).
 4. *merges* - repeatedly take the best candidate: highest frequency, then
    fewer characters, then the smaller string; skip it if its string was
    already emitted through another split ("aa"+"a" vs "a"+"aa"); emit it with
@@ -69,7 +71,8 @@ class _State:
     between two splits of the same string), and the words where the pair
     was added (in word order, possibly repeated or stale). A pair left with
     no occurrence after a merge keeps only its stamp, in ``zeros``, until
-    the queue runs dry. A pair with U+2585 is never in ``pairs``; one
+    the queue runs dry. A pair with U+2585, or whose junction is invalid
+    (``junction_ok``), is never in ``pairs``; one
     merged, dropped as a duplicate or found invalid leaves it for good (it
     can never gain occurrences again: only pairs with the newest symbol
     do). Validity (``valid``) is checked only when a pair reaches the top
@@ -107,9 +110,9 @@ class _State:
         for w, s in enumerate(words):
             for a, b in zip(s, s[1:]):
                 seen[a][b].append(w)
-        unk = self.unk
+        unk, junction_ok = self.unk, self.junction_ok
         found = [(a + b, found_in) for a, after in seen.items() if a != unk
-                 for b, found_in in after.items() if b != unk]
+                 for b, found_in in after.items() if b != unk and junction_ok[a + b]]
         # The stamps follow the order in which the pairs are first seen:
         # in the first word holding each (its words are in word order), at
         # its first position there.
@@ -237,19 +240,25 @@ class _State:
 
 
 class _Junctions(dict):
-    """Whether the two characters where a new pair's symbols meet
+    """Whether the two characters where a pair's symbols meet
     (``junction_ok[last + first]``) may be in a piece; a pair whose
-    junction may not is never added (it could never be chosen).
+    junction may not is never added: it could never be chosen, and an
+    invalid pair's counts influence no other pair (sentencepiece's
+    ``GetPairSymbol`` makes no symbol for an invalid pair at all). Most
+    of the pairs a merge makes that are invalid are such (a word's end
+    before punctuation: two scripts), and would otherwise be stamped,
+    queued and checked.
 
     With ``split_by_whitespace`` every rule of
     :meth:`~subtok.training.validity.PieceValidator.is_valid` that rejects
     a 2-character string rejects every string holding it: a character
-    that is forbidden, a digit split off, two scripts side by side (the
-    first character's script is its own, not inherited, since a
-    character before it would only end the walk earlier), "\u2581" where
-    that mode allows it only at the start (or end), a length limit below
-    2. Without it, "\u2581" may not be last (first) in a piece but may be
-    inside one, so no junction is taken as invalid.
+    that is forbidden, a digit split off, two scripts side by side (only
+    between two characters that have their own script, neither inheriting
+    one nor a digit taking any, so they keep them in any longer piece),
+    "\u2581" where that mode allows it only at the start (or end), a
+    length limit below 2; and no such string passes the ASCII-letter
+    shortcut. Without it, "\u2581" may not be last (first) in a piece but
+    may be inside one, so no junction is taken as invalid.
     """
 
     def __init__(self, validator: PieceValidator) -> None:
