@@ -187,26 +187,28 @@ class _State:
         stamp = self.stamps
         zeroed: list[str] = []
         for neighbour, found_in in gained.items():
-            gain = sum(map(freq, found_in))
             if neighbour.__class__ is int:
                 char = chr(neighbour)
                 k = merged + char
+                if unk in k or not junction_ok[last + string(char, char)[0]]:
+                    # Left out, and so is the pair it replaces: the same
+                    # junction (``merged`` ends like ``right``), or U+2585.
+                    continue
                 lost = right + char
-                junction = last + string(char, char)[0]
             else:
                 k = neighbour + merged
+                if unk in k or not junction_ok[string(neighbour, neighbour)[-1] + first]:
+                    continue  # (as above: ``merged`` starts like ``left``)
                 # (merged, merged): what (merged, left) loses for it is
                 # ``adjacent``, taken once the merge's gains are in.
                 lost = None if neighbour == merged else neighbour + left
-                junction = string(neighbour, neighbour)[-1] + first
+            gain = sum(map(freq, found_in))
             if lost is not None:
                 old = find(lost)
                 if old is not None:
                     old[0] -= gain
                     if not old[0]:
                         zeroed.append(lost)
-            if unk in k or not junction_ok[junction]:
-                continue
             found_in[:0] = (gain, stamp)
             stamp += 1
             pairs[k] = found_in
