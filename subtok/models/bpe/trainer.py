@@ -357,8 +357,8 @@ def _train(corpus: Corpus, options: TrainerOptions, progress: Progress) -> list[
         while len(pieces) < target:
             if not heap or -heap[0][0] < threshold:
                 if threshold <= 0:
-                    # Every pair is queued once the threshold is 0 (and
-                    # waits no more), so the heap is empty here.
+                    # No frequency is below 0: the heap is empty here, so
+                    # none of the pairs put back is queued already.
                     if state.zeros:
                         queue(state.restore_zeros())
                         continue
