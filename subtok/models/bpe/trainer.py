@@ -13,7 +13,9 @@ Phases:
    occurrences count, so "aaaa" gives "aa" three) and the words it occurs
    in; only a pair whose concatenation is a valid piece
    (:class:`~subtok.training.validity.PieceValidator`, checked when it
-   reaches the top) can be chosen.
+   reaches the top) can be chosen, and a pair that cannot be one because
+   of the two characters where its symbols meet is never added
+   (:class:`_Junctions`).
 4. *merges* - repeatedly take the best candidate: highest frequency, then
    fewer characters, then the smaller string; skip it if its string was
    already emitted through another split ("aa"+"a" vs "a"+"aa"); emit it with
@@ -46,6 +48,7 @@ from __future__ import annotations
 import collections
 import heapq
 import itertools
+from collections.abc import Iterable
 
 from subtok.collector import collector_paused
 from subtok.symbols import UNK_CHAR
@@ -70,17 +73,22 @@ class _State:
     between two splits of the same string), and the words where the pair
     was added (in word order, possibly repeated or stale). A pair left with
     no occurrence after a merge keeps only its stamp, in ``zeros``, until
-    the queue runs dry. A pair with U+2585 is never in ``pairs``; one
+    the queue runs dry. A pair with U+2585, or whose junction is invalid
+    (``junction_ok``), is never in ``pairs``; one
     merged, dropped as a duplicate or found invalid leaves it for good (it
     can never gain occurrences again: only pairs with the newest symbol
-    do). Validity is checked only when a pair reaches the top
-    (:meth:`valid_pair`): an invalid pair's counts never influence another
-    pair.
+    do). Validity (``valid``) is checked only when a pair reaches the top
+    of the trainer's queue: an invalid pair's counts never influence
+    another pair.
     """
 
-    def __init__(self, words: list[tuple[str, int]], validator: PieceValidator) -> None:
+    def __init__(self, words: list[tuple[str, int]], alphabet: Iterable[str],
+                 validator: PieceValidator) -> None:
         self.valid = validator.is_valid
-        used = set("".join(w for w, _ in words))
+        # The corpus masks every character outside its alphabet
+        # (``mask_units``), so the words hold only these (a set of the
+        # words' characters would walk every character of the corpus).
+        used = set(alphabet)
         used.add(UNK_CHAR)
         self._fresh = (chr(c) for c in itertools.chain(range(0x100, 0xD800), range(0xE000, 0x110000))
                        if chr(c) not in used)
@@ -91,44 +99,36 @@ class _State:
         self.word_freq = [f for _, f in words]
         self.words = [w for w, _ in words]
         self.new_pairs: list[str] = []
+        self.junction_ok = _Junctions(validator)
         # Each pair's words, one entry per occurrence, in word order; its
         # frequency is then the sum of their counts (in C, once per pair).
-        # The dict's order is the order in which the pairs are first seen,
-        # which gives the stamps. Keyed by (left, right) while counting: a
-        # tuple of characters hashes from theirs (cached for most), and zip
-        # reuses its tuple, where a pair string would be built and hashed
-        # per occurrence.
-        seen: collections.defaultdict[tuple[str, str], list[int]] = collections.defaultdict(list)
-        for w, s in enumerate(self.words):
-            for chars in zip(s, s[1:]):
-                seen[chars].append(w)
+        # Counted under the left character, then the right one: a character
+        # of the corpus hashes from its cache and ``zip`` reuses its tuple
+        # once unpacked, where a pair string (or tuple) would be built and
+        # hashed per occurrence.
+        seen: collections.defaultdict[str, collections.defaultdict[str, list[int]]] = \
+            collections.defaultdict(lambda: collections.defaultdict(list))
+        words = self.words
+        for w, s in enumerate(words):
+            for a, b in zip(s, s[1:]):
+                seen[a][b].append(w)
+        unk, junction_ok = self.unk, self.junction_ok
+        found = [(a + b, found_in) for a, after in seen.items() if a != unk
+                 for b, found_in in after.items() if b != unk and junction_ok[a + b]]
+        # The stamps follow the order in which the pairs are first seen:
+        # in the first word holding each (its words are in word order), at
+        # its first position there.
+        found.sort(key=lambda item: (item[1][0], words[item[1][0]].find(item[0])))
         pairs, new_pairs = self.pairs, self.new_pairs
         freq = self.word_freq.__getitem__
-        unk = self.unk
-        stamp = 0
-        for (a, b), found_in in seen.items():
-            key = a + b
-            if unk not in key:
-                found_in[:0] = (sum(map(freq, found_in)), stamp)
-                stamp += 1
-                pairs[key] = found_in
-                new_pairs.append(key)
-        self.stamps = stamp
-
-    def text(self, key: str) -> str:
-        get = self.strings.get
-        return get(key[0], key[0]) + get(key[1], key[1])
-
-    def valid_pair(self, key: str, text: str) -> bool:
-        """Whether pair ``key`` (string ``text``) may become a piece; an
-        invalid one is forgotten."""
-        if self.valid(text):
-            return True
-        del self.pairs[key]
-        return False
+        for stamp, (key, found_in) in enumerate(found):
+            found_in[:0] = (sum(map(freq, found_in)), stamp)
+            pairs[key] = found_in
+            new_pairs.append(key)
+        self.stamps = len(found)
 
     def drop(self, key: str) -> None:
-        """Forget pair ``key`` (a duplicate string)."""
+        """Forget pair ``key`` (an invalid piece, or a string already emitted)."""
         del self.pairs[key]
 
     def merge(self, key: str, text: str) -> None:
@@ -183,27 +183,34 @@ class _State:
         new_pairs = self.new_pairs
         find = pairs.get
         freq = word_freq.__getitem__
+        string = self.strings.get
+        junction_ok = self.junction_ok
+        first, last = text[0], text[-1]
         stamp = self.stamps
         zeroed: list[str] = []
         for neighbour, found_in in gained.items():
-            gain = sum(map(freq, found_in))
             if neighbour.__class__ is int:
                 char = chr(neighbour)
                 k = merged + char
+                if unk in k or not junction_ok[last + string(char, char)[0]]:
+                    # Left out, and so is the pair it replaces: the same
+                    # junction (``merged`` ends like ``right``), or U+2585.
+                    continue
                 lost = right + char
             else:
                 k = neighbour + merged
+                if unk in k or not junction_ok[string(neighbour, neighbour)[-1] + first]:
+                    continue  # (as above: ``merged`` starts like ``left``)
                 # (merged, merged): what (merged, left) loses for it is
                 # ``adjacent``, taken once the merge's gains are in.
                 lost = None if neighbour == merged else neighbour + left
+            gain = sum(map(freq, found_in))
             if lost is not None:
                 old = find(lost)
                 if old is not None:
                     old[0] -= gain
                     if not old[0]:
                         zeroed.append(lost)
-            if unk in k:
-                continue
             found_in[:0] = (gain, stamp)
             stamp += 1
             pairs[k] = found_in
@@ -211,10 +218,11 @@ class _State:
         self.stamps = stamp
         if adjacent:
             k = merged + left
-            entry = pairs[k]
-            entry[0] -= adjacent
-            if not entry[0]:
-                zeroed.append(k)
+            entry = find(k)
+            if entry is not None:  # (not if left out as invalid)
+                entry[0] -= adjacent
+                if not entry[0]:
+                    zeroed.append(k)
         # A pair left without occurrences after a merge never gets any again
         # (only pairs with the newest symbol gain some): keep just its stamp.
         # Packed in one int (stamp, left, right code points): they are many.
@@ -233,6 +241,38 @@ class _State:
             keys.append(pair)
         self.zeros.clear()
         return keys
+
+
+class _Junctions(dict):
+    """Whether the two characters where a pair's symbols meet
+    (``junction_ok[last + first]``) may be in a piece; a pair whose
+    junction may not is never added: it could never be chosen, and an
+    invalid pair's counts influence no other pair (sentencepiece's
+    ``GetPairSymbol`` makes no symbol for an invalid pair at all). Most
+    of the pairs a merge makes that are invalid are such (a word's end
+    before punctuation: two scripts), and would otherwise be stamped,
+    queued and checked.
+
+    With ``split_by_whitespace`` every rule of
+    :meth:`~subtok.training.validity.PieceValidator.is_valid` that rejects
+    a 2-character string rejects every string holding it: a character
+    that is forbidden, a digit split off, two scripts side by side (only
+    between two characters that have their own script, neither inheriting
+    one nor a digit taking any, so they keep them in any longer piece),
+    "\u2581" where that mode allows it only at the start (or end), a
+    length limit below 2; and no such string passes the ASCII-letter
+    shortcut. Without it, "\u2581" may not be last (first) in a piece but
+    may be inside one, so no junction is taken as invalid.
+    """
+
+    def __init__(self, validator: PieceValidator) -> None:
+        super().__init__()
+        self.check = validator.is_valid if validator.split_ws else None
+
+    def __missing__(self, junction: str) -> bool:
+        ok = self.check is None or self.check(junction)
+        self[junction] = ok
+        return ok
 
 
 def _walk(s: str, key: str, merged: str, i: int, f: int, w: int, gained: dict) -> int:
@@ -270,7 +310,7 @@ def _train(corpus: Corpus, options: TrainerOptions, progress: Progress) -> list[
     alphabet = sorted_items(corpus.alphabet.items())
     # >= 0: load_corpus has checked len(alphabet) + len(meta) <= vocab_size.
     target = options.vocab_size - len(corpus.meta) - len(alphabet)
-    state = _State(words, PieceValidator(options))
+    state = _State(words, corpus.alphabet, PieceValidator(options))
     del words
     if corpus.consumable:
         corpus.units = None  # the state holds the words now
@@ -287,27 +327,30 @@ def _train(corpus: Corpus, options: TrainerOptions, progress: Progress) -> list[
     # to the end). The heap's order is total, so the order in which pairs
     # are queued does not matter.
     heap: list = []
-    queued: set[str] = set()
     waiting: collections.defaultdict[int, list[str]] = collections.defaultdict(list)
     push = heapq.heappush
+    pop = heapq.heappop
+    find = pairs.get
+    valid = state.valid
     threshold = 0
 
-    def enqueue(key: str, entry: list) -> None:
-        text = state.text(key)
-        push(heap, (-entry[0], len(text), text, entry[1], key))
-        queued.add(key)
+    def queue(keys: Iterable[str]) -> None:
+        """Queue the pairs ``keys`` at or above the threshold; the others wait."""
+        string = state.strings.get
+        for key in keys:
+            entry = find(key)
+            if entry is None:
+                continue  # left without occurrences (in ``zeros``)
+            if entry[0] >= threshold:
+                left, right = key
+                text = string(left, left) + string(right, right)
+                push(heap, (-entry[0], len(text), text, entry[1], key))
+            else:
+                waiting[entry[0].bit_length()].append(key)
 
-    def push_new() -> None:
-        for key in state.new_pairs:
-            entry = pairs.get(key)
-            if entry is not None:
-                if entry[0] >= threshold:
-                    enqueue(key, entry)
-                else:
-                    waiting[entry[0].bit_length()].append(key)
-        state.new_pairs.clear()
-
-    push_new()
+    new_pairs = state.new_pairs
+    queue(new_pairs)
+    new_pairs.clear()
     if heap:
         threshold = -heap[0][0] // 4
     pieces: list[tuple[str, float]] = []
@@ -315,39 +358,30 @@ def _train(corpus: Corpus, options: TrainerOptions, progress: Progress) -> list[
     with progress.bar(total=target, desc="bpe merges", unit=" pieces") as bar:
         while len(pieces) < target:
             if not heap or -heap[0][0] < threshold:
-                if threshold <= 0 and state.zeros:
-                    for key in state.restore_zeros():
-                        if key not in queued:
-                            enqueue(key, pairs[key])
-                    continue
                 if threshold <= 0:
+                    # No frequency is below 0: the heap is empty here, so
+                    # none of the pairs put back is queued already.
+                    if state.zeros:
+                        queue(state.restore_zeros())
+                        continue
                     progress.warning("No valid symbol found: stopped after %d merges." % len(pieces))
                     break
                 threshold = min(threshold // 2, -heap[0][0] if heap else threshold)
                 # Ascending, so that a pair put back (now below the
                 # threshold) lands in a bucket already taken out.
                 for bits in sorted(b for b in waiting if 1 << b > threshold):
-                    for key in waiting.pop(bits):
-                        entry = pairs.get(key)
-                        if entry is None:
-                            continue  # left without occurrences (in ``zeros``)
-                        if entry[0] >= threshold:
-                            enqueue(key, entry)
-                        else:
-                            waiting[entry[0].bit_length()].append(key)
+                    queue(waiting.pop(bits))
                 continue
-            neg, length, text, order, key = heapq.heappop(heap)
-            entry = pairs.get(key)
+            neg, length, text, order, key = pop(heap)
+            entry = find(key)
             if entry is None:
-                queued.discard(key)
                 continue  # merged, dropped or invalid already
             if entry[0] != -neg:
                 push(heap, (-entry[0], length, text, order, key))
                 continue
-            if not state.valid_pair(key, text):
-                queued.discard(key)
+            if not valid(text):
+                state.drop(key)  # it can never become a piece
                 continue
-            queued.discard(key)
             if text in emitted:
                 # Same string through another split: sentencepiece drops it.
                 state.drop(key)
@@ -356,7 +390,8 @@ def _train(corpus: Corpus, options: TrainerOptions, progress: Progress) -> list[
             pieces.append((text, -float(len(pieces))))
             bar.update(1)
             state.merge(key, text)
-            push_new()
+            queue(new_pairs)
+            new_pairs.clear()
     for char, _ in alphabet:
         pieces.append((char, -float(len(pieces))))
     return pieces
