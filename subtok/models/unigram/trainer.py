@@ -86,7 +86,7 @@ from itertools import accumulate, chain, islice, repeat
 from operator import add, itemgetter, xor
 
 from subtok.errors import TrainerError
-from subtok.float32 import f32
+from subtok.float32 import f32, float32_cell
 from subtok.models.unigram.lattice import (DROPPED, UNKNOWN, UnitLattices, populate_marginal,
                                            populate_nodes, unit_viterbi)
 from subtok.models.unigram.trie import index_table
@@ -687,6 +687,13 @@ def make_seed_pieces(corpus, options, entries: "dict[str, int] | SeedEntries",
     (``piece<TAB>freq`` lines) replaces the substrings. Scores are
     ``log(v) - log(sum v)`` with the sum in float32.
     """
+    names, scores = _seed_columns(corpus, options, entries, validator, num_threads)
+    return list(zip(names, scores))
+
+
+def _seed_columns(corpus, options, entries: "dict[str, int] | SeedEntries",
+                  validator: PieceValidator, num_threads: int) -> tuple[list[str], array]:
+    """:func:`make_seed_pieces`' pieces and scores (an ``array("d")``)."""
     chars = {c: n for c, n in corpus.alphabet.items() if n > 0 and c not in (UNK_CHAR, NUL)}
     seeds: list[tuple[str, float]] = sorted_items(chars.items())
     size = options.seed_sentencepiece_size
@@ -705,14 +712,18 @@ def make_seed_pieces(corpus, options, entries: "dict[str, int] | SeedEntries",
         del candidates[size:]
         seeds.extend(candidates)
         del candidates
+    # The sum rounded as it goes, through a float32 slot (f32 without a
+    # call per piece); the scores rounded by an array("f") as they are
+    # stored, which casts the same way.
+    cell = float32_cell()
     total = 0.0
-    for _, value in seeds:
-        total = f32(total + value)
+    for value in map(itemgetter(1), seeds):
+        cell[0] = total + value
+        total = cell[0]
     logsum = f32(math.log(total))
-    log = math.log
-    for i, (piece, value) in enumerate(seeds):
-        seeds[i] = (piece, f32(log(value) - logsum))
-    return seeds
+    scores = array("d", array("f", map(float.__sub__, map(math.log, map(itemgetter(1), seeds)),
+                                       repeat(logsum))))
+    return list(map(itemgetter(0), seeds)), scores
 
 
 def _read_seed_file(path: str, validator: PieceValidator) -> list[tuple[str, int]]:
@@ -810,10 +821,21 @@ class _CompactPieces(Sequence):
 
     def __init__(self, pieces: "Iterable[tuple[str, float]]") -> None:
         names: list[str] = []
-        self.scores = array("d")
+        scores = array("d")
         for piece, score in pieces:
             names.append(piece)
-            self.scores.append(score)
+            scores.append(score)
+        self._fill(names, scores)
+
+    @classmethod
+    def from_columns(cls, names: list[str], scores: array) -> "_CompactPieces":
+        """The pieces ``names`` with ``scores`` (an ``array("d")``, taken as it is)."""
+        pieces = cls.__new__(cls)
+        pieces._fill(names, scores)
+        return pieces
+
+    def _fill(self, names: list[str], scores: array) -> None:
+        self.scores = scores
         self.text = "".join(names)
         self.ends = _int_array(accumulate(map(len, names)), len(self.text))
 
@@ -1276,8 +1298,8 @@ def _load_units(corpus, options) -> tuple[_UnitTexts, SeedEntries, dict[str, int
 
 def _seed_pieces(corpus, options, entries: SeedEntries,
                  validator: PieceValidator) -> _CompactPieces:
-    return _CompactPieces(make_seed_pieces(corpus, options, entries, validator,
-                                           options.num_threads))
+    return _CompactPieces.from_columns(*_seed_columns(corpus, options, entries, validator,
+                                                      options.num_threads))
 
 
 def train(corpus, options, progress=None) -> list[tuple[str, float]]:
