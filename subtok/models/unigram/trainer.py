@@ -615,10 +615,11 @@ def substring_counts(entries: "dict[str, int] | SeedEntries", max_length: int,
     # The partitions' pieces are unpacked once the workers are gone.
     parts = list(_ordered(_seed_partition, tasks, total, num_threads, state))
     del state, scan, encoded, weight_at
+    # A piece starts with a character of its partition's (the first of
+    # the suffixes of its node): no two partitions find the same piece.
     found: dict[str, int] = {}
     for part in parts:
-        for piece, count in _unpacked(part):
-            found[piece] = found.get(piece, 0) + count
+        found.update(_unpacked(part))
     del parts
     return found
 
