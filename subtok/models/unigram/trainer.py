@@ -919,12 +919,16 @@ class _UnitTexts:
     """
 
     def __init__(self, units: list[tuple[str, int]]) -> None:
-        self.text = "".join(map(itemgetter(0), units))
-        # (The smallest arrays that hold them: every lattice worker shares them.)
-        self.lengths = _int_array(map(len, map(itemgetter(0), units)),
-                                  max(map(len, map(itemgetter(0), units)), default=0))
-        self.weights = _int_array(map(itemgetter(1), units), max(map(itemgetter(1), units),
-                                                                 default=0))
+        names = list(map(itemgetter(0), units))
+        self.text = "".join(names)
+        # (The smallest arrays that hold them: every lattice worker shares
+        # them. Each column is made once, then measured and packed.)
+        lengths = list(map(len, names))
+        del names
+        self.lengths = _int_array(lengths, max(lengths, default=0))
+        del lengths
+        weights = list(map(itemgetter(1), units))
+        self.weights = _int_array(weights, max(weights, default=0))
 
     def texts(self, lo: int, hi: int, start: int) -> list[str]:
         """The texts of units ``lo..hi-1``; ``start`` is where unit ``lo`` begins in :attr:`text`."""
