@@ -434,6 +434,7 @@ def _seed_partition(state: dict, pattern: str) -> tuple:
     else:
         def code_at(index: int) -> int:
             return from_bytes(encoded[index * unit:(index + 1) * unit], "big")
+    find = scan.find
     found: dict[str, int] = {}
     stack = [(0, 0)]  # (depth, left bound)
     top = 0
@@ -449,9 +450,11 @@ def _seed_partition(state: dict, pattern: str) -> tuple:
             p = positions[left]
             if leads[code_at(p + node_depth)] == leads[code_at(positions[i - 1] + node_depth)]:
                 continue
-            if node_depth <= max_length:
+            # (A piece holding NUL, i.e. a follower, is invalid: most nodes
+            # are, and are told so without a string or a call to is_valid.)
+            if node_depth <= max_length and find(NUL, p, p + node_depth) < 0:
                 piece = scan[p:p + node_depth]
-                if is_valid(piece):  # (NUL, i.e. a follower inside, is invalid)
+                if is_valid(piece):
                     found[piece] = found.get(piece, 0) + cumulative[i] - cumulative[left]
             # 0.2.3 also keeps a node that ends with a sentence separator, minus it.
             if (node_depth >= 3 and code_at(p + node_depth - 1) == nul_code
