@@ -289,6 +289,35 @@ def test_seed_substrings_are_the_suffix_tree_nodes(corpus, flags, monkeypatch):
             == [(piece, count << 70) for piece, count in found])
 
 
+@needs_data
+def test_seed_layout_is_each_entry_cut_at_its_follower():
+    """The seed search's layout (``scan`` and ``weight_at``) made with
+    C-level passes over the joined keys is each key's stretch, NUL for its
+    follower and separator, its count at each of those positions; keys
+    those passes cannot take (a separator inside, a NUL that is not only
+    the follower's first) are laid out one by one, the same way."""
+    from subtok.models.unigram import trainer as unigram
+    from subtok.training.corpus import load_corpus
+    from subtok.training.spec import TrainerOptions
+    lines = (CORPORA_DIR / "botchan.txt").read_text(encoding="utf-8").split("\n")[:300]
+    options = TrainerOptions.from_kwargs(model_type="unigram", vocab_size=8000)
+    _, entries = unigram.collect_units(load_corpus(options, lines=lines), options)
+    assert any("\x00" in key for key in entries) and any(unigram.END in key for key in entries)
+    odd = dict(entries)
+    odd["ab\uffffc" + "d"] = 3       # a separator inside a stretch
+    odd["xy" + "\x00\x00"] = 2      # NUL as the follower's character too
+    for given in (entries, odd):
+        expected_scan, expected_weights = [], []
+        for key, count in unigram.SeedEntries(given).items():
+            cut = key.find("\x00")
+            cut = len(key) - 1 if cut < 0 else cut
+            expected_scan.append(key[:cut] + "\x00" * (len(key) - cut + 1))
+            expected_weights += [count] * (len(key) + 1)
+        scan, weight_at = unigram._scan_layout(unigram.SeedEntries(given), 18)
+        assert scan == "".join(expected_scan) + "\x00" * 18
+        assert list(weight_at) == expected_weights + [0] * 18
+
+
 def _log_space_expected(text: str, model, weight: float) -> tuple[dict[int, float], float]:
     """Reference forward/backward with log-sum-exp (no rescaling needed)."""
     n = len(text)

@@ -86,7 +86,7 @@ from itertools import accumulate, chain, islice, repeat
 from operator import add, itemgetter, xor
 
 from subtok.errors import TrainerError
-from subtok.float32 import f32
+from subtok.float32 import f32, float32_cell
 from subtok.models.unigram.lattice import (DROPPED, UNKNOWN, UnitLattices, populate_marginal,
                                            populate_nodes, unit_viterbi)
 from subtok.models.unigram.trie import index_table
@@ -120,6 +120,10 @@ EM_CHUNK_CHARS = 100_000
 PRUNE_CHUNK_COST = 100_000
 #: Suffixes per partition of the seed search (bounds its memory).
 SEED_PARTITION_SUFFIXES = 50_000
+#: Up to this many distinct characters, the seed search counts the
+#: suffixes' first characters with one ``str.count`` each (a pass over
+#: the text per character, each quicker than a ``Counter``'s per item).
+FEW_CHARS = 100
 #: Below this much work in a pass (characters of the units in EM, suffixes
 #: in the seed search, the cost of the pieces searched), worker processes
 #: are not worth it.
@@ -430,6 +434,7 @@ def _seed_partition(state: dict, pattern: str) -> tuple:
     else:
         def code_at(index: int) -> int:
             return from_bytes(encoded[index * unit:(index + 1) * unit], "big")
+    find = scan.find
     found: dict[str, int] = {}
     stack = [(0, 0)]  # (depth, left bound)
     top = 0
@@ -445,9 +450,11 @@ def _seed_partition(state: dict, pattern: str) -> tuple:
             p = positions[left]
             if leads[code_at(p + node_depth)] == leads[code_at(positions[i - 1] + node_depth)]:
                 continue
-            if node_depth <= max_length:
+            # (A piece holding NUL, i.e. a follower, is invalid: most nodes
+            # are, and are told so without a string or a call to is_valid.)
+            if node_depth <= max_length and find(NUL, p, p + node_depth) < 0:
                 piece = scan[p:p + node_depth]
-                if is_valid(piece):  # (NUL, i.e. a follower inside, is invalid)
+                if is_valid(piece):
                     found[piece] = found.get(piece, 0) + cumulative[i] - cumulative[left]
             # 0.2.3 also keeps a node that ends with a sentence separator, minus it.
             if (node_depth >= 3 and code_at(p + node_depth - 1) == nul_code
@@ -573,28 +580,7 @@ def substring_counts(entries: "dict[str, int] | SeedEntries", max_length: int,
         entries = SeedEntries(entries)
     padding = max_length + 2
     separator = SeedEntries.SEPARATOR
-    # The stretches are cut a batch at a time: no string per entry lives
-    # longer than its batch.
-    masks = {1: NUL * 2, 2: NUL * 3}  # follower and separator, by follower length
-    scan_batches = []
-    counts = entries.counts
-    weight_at = array(counts.typecode) if isinstance(counts, array) else []
-    batch: list[str] = []
-    for key, count in entries.items():
-        stretch, follower = _split_entry(key)
-        batch.append(stretch)
-        batch.append(masks[len(follower)])
-        weight_at.extend(repeat(count, len(key) + 1))
-        if len(batch) >= 8192:
-            scan_batches.append("".join(batch))
-            batch.clear()
-    del key, stretch, follower
-    batch.append(NUL * padding)
-    weight_at.extend(repeat(0, padding))
-    scan_batches.append("".join(batch))
-    del batch
-    scan = "".join(scan_batches)
-    del scan_batches
+    scan, weight_at = _scan_layout(entries, padding)
     # ``encoded`` in the order of ``entries.items()``: the keys of ``text``,
     # those of ``ends``, the padding.
     parts = (entries.text, separator.join(chain(entries.ends, ("",))), separator * padding)
@@ -612,8 +598,11 @@ def substring_counts(entries: "dict[str, int] | SeedEntries", max_length: int,
         encoded = b"".join(part.translate(table).encode(codec, "surrogatepass") for part in parts)
     del parts
     # Partitions by first character, balanced by suffix count.
-    starts = Counter(scan)
-    starts.pop(NUL, None)
+    if len(chars) <= FEW_CHARS:
+        starts = {c: n for c in chars if c != NUL for n in (scan.count(c),) if n}
+    else:
+        starts = Counter(scan)
+        starts.pop(NUL, None)
     total = sum(starts.values())
     groups = max(1, -(-total // SEED_PARTITION_SUFFIXES))
     bins: list[list[str]] = [[] for _ in range(groups)]
@@ -629,12 +618,66 @@ def substring_counts(entries: "dict[str, int] | SeedEntries", max_length: int,
     # The partitions' pieces are unpacked once the workers are gone.
     parts = list(_ordered(_seed_partition, tasks, total, num_threads, state))
     del state, scan, encoded, weight_at
+    # A piece starts with a character of its partition's (the first of
+    # the suffixes of its node): no two partitions find the same piece.
     found: dict[str, int] = {}
     for part in parts:
-        for piece, count in _unpacked(part):
-            found[piece] = found.get(piece, 0) + count
+        found.update(_unpacked(part))
     del parts
     return found
+
+
+def _scan_layout(entries: SeedEntries, padding: int) -> "tuple[str, array | list[int]]":
+    """:func:`substring_counts`' ``scan`` and ``weight_at`` for ``entries``:
+    every key's stretch, then NUL for its follower and separator, and the
+    key's count at each of those positions; ``padding`` NULs (count 0) end
+    them."""
+    text, lengths, counts = entries.text, entries.lengths, entries.counts
+    weight_at = array(counts.typecode) if isinstance(counts, array) else []
+    # The keys of ``text`` are made over with C-level passes when each is
+    # what the search's own entries are (not empty, no separator inside,
+    # a NUL only as the first of a two-character follower): the follower
+    # and separator are the last two positions of a key without NUL, the
+    # last three of one with it.
+    with_nul = without_nul = -1
+    if text.count(SeedEntries.SEPARATOR) == len(lengths) and 0 not in lengths:
+        scan, with_nul = re.subn("(?s)\x00.\uffff", NUL * 3, text)
+        scan, without_nul = re.subn("(?s).\uffff", NUL * 2, scan)
+    if with_nul == text.count(NUL) and with_nul + without_nul == len(lengths):
+        # Each count repeated over its key and separator.
+        if isinstance(counts, array):
+            size = counts.itemsize
+            packed = counts.tobytes()
+            weight_at.frombytes(b"".join(map(bytes.__mul__,
+                                             map(packed.__getitem__,
+                                                 map(slice, range(0, len(packed), size),
+                                                     range(size, len(packed) + size, size))),
+                                             map((1).__add__, lengths))))
+        else:
+            weight_at.extend(chain.from_iterable(map(repeat, counts,
+                                                     map((1).__add__, lengths))))
+        parts = [scan]
+        keys: Iterable[tuple[str, int]] = entries.ends.items()
+    else:
+        parts = []
+        keys = entries.items()
+    # (The keys of ``ends``, or all of them for other entries: a batch of
+    # strings at a time, none per entry living longer than its batch.)
+    masks = {1: NUL * 2, 2: NUL * 3}  # follower and separator, by follower length
+    batch: list[str] = []
+    for key, count in keys:
+        stretch, follower = _split_entry(key)
+        batch.append(stretch)
+        batch.append(masks[len(follower)])
+        weight_at.extend(repeat(count, len(key) + 1))
+        if len(batch) >= 8192:
+            parts.append("".join(batch))
+            batch.clear()
+    batch.append(NUL * padding)
+    weight_at.extend(repeat(0, padding))
+    parts.append("".join(batch))
+    del batch
+    return "".join(parts), weight_at
 
 
 def make_seed_pieces(corpus, options, entries: "dict[str, int] | SeedEntries",
@@ -648,6 +691,13 @@ def make_seed_pieces(corpus, options, entries: "dict[str, int] | SeedEntries",
     (``piece<TAB>freq`` lines) replaces the substrings. Scores are
     ``log(v) - log(sum v)`` with the sum in float32.
     """
+    names, scores = _seed_columns(corpus, options, entries, validator, num_threads)
+    return list(zip(names, scores))
+
+
+def _seed_columns(corpus, options, entries: "dict[str, int] | SeedEntries",
+                  validator: PieceValidator, num_threads: int) -> tuple[list[str], array]:
+    """:func:`make_seed_pieces`' pieces and scores (an ``array("d")``)."""
     chars = {c: n for c, n in corpus.alphabet.items() if n > 0 and c not in (UNK_CHAR, NUL)}
     seeds: list[tuple[str, float]] = sorted_items(chars.items())
     size = options.seed_sentencepiece_size
@@ -666,14 +716,18 @@ def make_seed_pieces(corpus, options, entries: "dict[str, int] | SeedEntries",
         del candidates[size:]
         seeds.extend(candidates)
         del candidates
+    # The sum rounded as it goes, through a float32 slot (f32 without a
+    # call per piece); the scores rounded by an array("f") as they are
+    # stored, which casts the same way.
+    cell = float32_cell()
     total = 0.0
-    for _, value in seeds:
-        total = f32(total + value)
+    for value in map(itemgetter(1), seeds):
+        cell[0] = total + value
+        total = cell[0]
     logsum = f32(math.log(total))
-    log = math.log
-    for i, (piece, value) in enumerate(seeds):
-        seeds[i] = (piece, f32(log(value) - logsum))
-    return seeds
+    scores = array("d", array("f", map(float.__sub__, map(math.log, map(itemgetter(1), seeds)),
+                                       repeat(logsum))))
+    return list(map(itemgetter(0), seeds)), scores
 
 
 def _read_seed_file(path: str, validator: PieceValidator) -> list[tuple[str, int]]:
@@ -771,10 +825,21 @@ class _CompactPieces(Sequence):
 
     def __init__(self, pieces: "Iterable[tuple[str, float]]") -> None:
         names: list[str] = []
-        self.scores = array("d")
+        scores = array("d")
         for piece, score in pieces:
             names.append(piece)
-            self.scores.append(score)
+            scores.append(score)
+        self._fill(names, scores)
+
+    @classmethod
+    def from_columns(cls, names: list[str], scores: array) -> "_CompactPieces":
+        """The pieces ``names`` with ``scores`` (an ``array("d")``, taken as it is)."""
+        pieces = cls.__new__(cls)
+        pieces._fill(names, scores)
+        return pieces
+
+    def _fill(self, names: list[str], scores: array) -> None:
+        self.scores = scores
         self.text = "".join(names)
         self.ends = _int_array(accumulate(map(len, names)), len(self.text))
 
@@ -857,12 +922,16 @@ class _UnitTexts:
     """
 
     def __init__(self, units: list[tuple[str, int]]) -> None:
-        self.text = "".join(map(itemgetter(0), units))
-        # (The smallest arrays that hold them: every lattice worker shares them.)
-        self.lengths = _int_array(map(len, map(itemgetter(0), units)),
-                                  max(map(len, map(itemgetter(0), units)), default=0))
-        self.weights = _int_array(map(itemgetter(1), units), max(map(itemgetter(1), units),
-                                                                 default=0))
+        names = list(map(itemgetter(0), units))
+        self.text = "".join(names)
+        # (The smallest arrays that hold them: every lattice worker shares
+        # them. Each column is made once, then measured and packed.)
+        lengths = list(map(len, names))
+        del names
+        self.lengths = _int_array(lengths, max(lengths, default=0))
+        del lengths
+        weights = list(map(itemgetter(1), units))
+        self.weights = _int_array(weights, max(weights, default=0))
 
     def texts(self, lo: int, hi: int, start: int) -> list[str]:
         """The texts of units ``lo..hi-1``; ``start`` is where unit ``lo`` begins in :attr:`text`."""
@@ -1237,8 +1306,8 @@ def _load_units(corpus, options) -> tuple[_UnitTexts, SeedEntries, dict[str, int
 
 def _seed_pieces(corpus, options, entries: SeedEntries,
                  validator: PieceValidator) -> _CompactPieces:
-    return _CompactPieces(make_seed_pieces(corpus, options, entries, validator,
-                                           options.num_threads))
+    return _CompactPieces.from_columns(*_seed_columns(corpus, options, entries, validator,
+                                                      options.num_threads))
 
 
 def train(corpus, options, progress=None) -> list[tuple[str, float]]:
