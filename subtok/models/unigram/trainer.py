@@ -1032,7 +1032,9 @@ class _LatticeRunner:
             # piece in each worker.)
             job = ("viterbi", mapping, array("d", model.node_scores))
         self.pieces = [p for p, _ in pieces]
-        return self.workers.run(job)
+        # Begun at once: the caller may prepare what it does beside the
+        # workers (the prune's search) while they run.
+        return self.workers.start(job)
 
     def close(self) -> None:
         """Stop the workers and drop the lattices."""
@@ -1197,10 +1199,12 @@ def prune(pieces: list[tuple[str, float]], model: _Model,
     ``max(desired, shrinking_factor * size)``. Returns the pieces and the
     Viterbi token count. The lattice workers are the only workers.
     """
-    # The search for alternatives runs here, a share after each chunk's
-    # Viterbi result, while the lattice workers go on with the next chunks:
-    # no other worker is forked for it (see docs/performance.md, d19em).
-    model.table  # built once, before the lattice pass
+    # The search for alternatives runs here, a share before each chunk's
+    # Viterbi result is taken, while the lattice workers run the chunks: no
+    # other worker is forked for it (see docs/performance.md, d19em), and
+    # the pass is begun before the table is built (the workers do not need
+    # it), so that none of this search waits for the workers, or they for it.
+    results = lattices.run("viterbi", model, pieces)
     # In string order, where each piece shares the columns of the last one's
     # prefix (see AlternativeSearch).
     order = sorted(range(len(pieces)), key=lambda i: pieces[i][0])
@@ -1209,12 +1213,13 @@ def prune(pieces: list[tuple[str, float]], model: _Model,
     freq = _zeros(model.size)  # (an array, as run_e_step's sums)
     tokens = 0
     alternatives: list = [None] * len(pieces)
-    for number, (part, count) in enumerate(lattices.run("viterbi", model, pieces)):
-        freq = array("d", map(add, freq, part))
-        tokens += count
-        lo, hi = ranges[number]
+    for number, (lo, hi) in enumerate(ranges):
         for i in order[lo:hi]:
             alternatives[i] = search(pieces[i][0])
+        if number < len(lattices.chunks):
+            part, count = next(results)
+            freq = array("d", map(add, freq, part))
+            tokens += count
     vsum = f32(lattices.total_weight)
     freq = array("f", freq)  # every frequency is read rounded to float32
     total = f32(sum(freq))
