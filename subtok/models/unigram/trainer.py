@@ -1213,13 +1213,18 @@ def prune(pieces: list[tuple[str, float]], model: _Model,
     freq = _zeros(model.size)  # (an array, as run_e_step's sums)
     tokens = 0
     alternatives: list = [None] * len(pieces)
-    for number, (lo, hi) in enumerate(ranges):
+    shares = iter(ranges)
+
+    def search_share() -> None:
+        lo, hi = next(shares, (0, 0))
         for i in order[lo:hi]:
             alternatives[i] = search(pieces[i][0])
-        if number < len(lattices.chunks):
-            part, count = next(results)
-            freq = array("d", map(add, freq, part))
-            tokens += count
+
+    search_share()
+    for part, count in results:  # (taken to the end: that ends the pass)
+        freq = array("d", map(add, freq, part))
+        tokens += count
+        search_share()
     vsum = f32(lattices.total_weight)
     freq = array("f", freq)  # every frequency is read rounded to float32
     total = f32(sum(freq))
