@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from conftest import MODELS_DIR
@@ -124,6 +124,9 @@ def _lattice_alternative(model, piece: str):
 @given(pieces=st.lists(st.text(alphabet="abc", min_size=1, max_size=7), min_size=2,
                        max_size=30, unique=True),
        seed_scores=st.lists(st.integers(-8, -1), min_size=30, max_size=30))
+# "abcd" without itself: a + bcd, a + b + cd and a + b + c + d tie.
+@example(pieces=["a", "b", "c", "d", "cd", "bcd", "abcd", "abc"],
+         seed_scores=[-4, -4, -4, -4, -8, -12, -4, -20] + [-1] * 22)
 def test_alternative_search_in_string_order_is_each_lattice_viterbi(pieces, seed_scores):
     # Few distinct scores: many ties, which the shared columns must break
     # as the lattice's node order does.
