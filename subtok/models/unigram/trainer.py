@@ -1415,4 +1415,5 @@ def train(corpus, options, progress=None) -> list[tuple[str, float]]:
 
 __all__ = ["train", "make_seed_pieces", "frequent_substrings", "substring_counts", "SeedEntries",
            "collect_units", "units_from_followed", "seed_entries", "run_e_step",
-           "run_m_step", "prune", "prune_unreachable", "finalize", "piece_alternatives", "digamma"]
+           "run_m_step", "prune", "prune_unreachable", "finalize", "piece_alternatives",
+           "AlternativeSearch", "digamma"]
