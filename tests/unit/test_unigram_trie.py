@@ -4,19 +4,22 @@ The table is held against its definition computed the slow way (every
 piece, every proper prefix, the "a longer piece exists" flag) on a real
 32k model and on random small vocabularies; the trainer's second-best
 search (``piece_alternatives``) against an enumeration of every
-segmentation.
+segmentation, and its search of many pieces (``AlternativeSearch``, which
+keeps the columns of a shared prefix) against the Viterbi of each piece's
+lattice without its own node, ties included.
 """
 
 from __future__ import annotations
 
 import math
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from conftest import MODELS_DIR
 from subtok.models.unigram import trainer as unigram
-from subtok.models.unigram.lattice import UNKNOWN, populate_nodes
+from subtok.float32 import f32
+from subtok.models.unigram.lattice import UNKNOWN, populate_nodes, unit_viterbi
 from subtok.models.unigram.trie import (PREFIX_ONLY, common_prefix_search, index_table,
                                         piece_lookup)
 
@@ -101,6 +104,37 @@ def test_piece_alternatives_is_the_best_segmentation_without_the_piece(pieces, s
             assert got is False
         else:
             assert [ids for score, ids in others if score == best] == [got]
+
+
+def _lattice_alternative(model, piece: str):
+    """The search done on the whole lattice: ``populate_nodes`` without the
+    piece's own node, then ``unit_viterbi`` (its node order breaks ties)."""
+    if len(piece) == 1:
+        return None
+    own = model.table[piece]
+    nodes = populate_nodes(piece, model.table.get, len(piece))
+    nodes.remove((0, len(piece), own))
+    path, best = unit_viterbi(nodes, len(piece), model.node_scores)
+    if f32(best) > model.scores[own]:
+        return False
+    return [0 if k == UNKNOWN else k for k in reversed(path)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(pieces=st.lists(st.text(alphabet="abc", min_size=1, max_size=7), min_size=2,
+                       max_size=30, unique=True),
+       seed_scores=st.lists(st.integers(-8, -1), min_size=30, max_size=30))
+# "abcd" without itself: a + bcd, a + b + cd and a + b + c + d tie.
+@example(pieces=["a", "b", "c", "d", "cd", "bcd", "abcd", "abc"],
+         seed_scores=[-4, -4, -4, -4, -8, -12, -4, -20] + [-1] * 22)
+def test_alternative_search_in_string_order_is_each_lattice_viterbi(pieces, seed_scores):
+    # Few distinct scores: many ties, which the shared columns must break
+    # as the lattice's node order does.
+    entries = [(piece, score / 4.0) for piece, score in zip(pieces, seed_scores)]
+    model = unigram._Model(entries)
+    search = unigram.AlternativeSearch(model)
+    for piece in sorted(pieces):
+        assert search(piece) == _lattice_alternative(model, piece), piece
 
 
 def test_trainer_nodes_put_an_unknown_node_where_no_character_piece_starts():

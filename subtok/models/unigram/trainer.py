@@ -82,13 +82,13 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from functools import cached_property
-from itertools import accumulate, chain, islice, repeat
+from itertools import accumulate, chain, compress, islice, repeat
 from operator import add, itemgetter, xor
 
 from subtok.errors import TrainerError
 from subtok.float32 import f32, float32_cell
 from subtok.models.unigram.lattice import (DROPPED, UNKNOWN, UnitLattices, populate_marginal,
-                                           populate_nodes, unit_viterbi)
+                                           unit_viterbi)
 from subtok.models.unigram.trie import index_table
 from subtok.parallel import (PersistentWorkers, chunk_bounds, ordered_map, run_in_child,
                              worker_count)
@@ -867,7 +867,16 @@ def _alternatives_range(shared: tuple, bounds: tuple[int, int]) -> list:
     """``NBest(2)`` verdicts for pieces ``lo..hi-1`` (see :func:`piece_alternatives`)."""
     model, pieces = shared
     lo, hi = bounds
-    return [piece_alternatives(model, pieces[i][0]) for i in range(lo, hi)]
+    return _alternatives_of(AlternativeSearch(model), pieces, range(lo, hi))
+
+
+def _alternatives_of(search: "AlternativeSearch", pieces, indices) -> list:
+    """``search`` of the pieces at ``indices``, in that order; searched in
+    string order, where each piece shares the prefix columns of the last."""
+    verdicts = dict.fromkeys(indices)
+    for i in sorted(verdicts, key=lambda i: pieces[i][0]):
+        verdicts[i] = search(pieces[i][0])
+    return list(verdicts.values())
 
 
 def piece_alternatives(model: _Model, piece: str):
@@ -880,20 +889,91 @@ def piece_alternatives(model: _Model, piece: str):
     path of its lattice without the piece's own node). On equal scores the
     piece itself wins, as the Viterbi prefers the longest node.
     """
-    n = len(piece)
-    if n == 1:
-        return None
-    get = model.table.get
-    own = get(piece, -1)
-    if own < 0:
-        return False
-    nodes = populate_nodes(piece, get, n)
-    nodes.remove((0, n, own))  # the lattice without the piece itself
-    path, best = unit_viterbi(nodes, n, model.node_scores)
-    if f32(best) > model.scores[own]:
-        return False
-    unk_index = model.unk_index
-    return [unk_index if k == UNKNOWN else k for k in reversed(path)]
+    return AlternativeSearch(model)(piece)
+
+
+class AlternativeSearch:
+    """:func:`piece_alternatives` for many pieces, best given in string order.
+
+    The Viterbi of a piece's lattice (:func:`~subtok.models.unigram.lattice.unit_viterbi`
+    over :func:`~subtok.models.unigram.lattice.populate_nodes`) has, at
+    every position j before the end, the best path of the prefix of length
+    j, whatever follows it: only nodes ending at or before j reach it. So
+    the columns of a prefix are computed once and kept on a stack while the
+    next pieces share it (strings in sorted order share their common
+    prefix with the previous one), and a column j looks up only the j
+    strings ending at j. The nodes ending at j are offered by begin, and
+    only a strictly larger sum replaces, as in ``unit_viterbi``: the same
+    sums, the same ties.
+    """
+
+    def __init__(self, model: _Model) -> None:
+        self.model = model
+        self.get = model.table.get
+        self.scores = model.node_scores
+        self.text = ""
+        # Column j of self.text: its best sum, and the (begin, piece id) of
+        # the last node of that path.
+        self.best = [0.0]
+        self.back: list = [None]
+
+    def __call__(self, piece: str):
+        n = len(piece)
+        if n == 1:
+            return None
+        get = self.get
+        own = get(piece, -1)
+        if own < 0:
+            return False
+        # Columns of the common prefix with the last piece are kept.
+        last = self.text
+        shared = 0
+        limit = min(n - 1, len(last))
+        while shared < limit and piece[shared] == last[shared]:
+            shared += 1
+        scores, best, back = self.scores, self.best, self.back
+        del best[shared + 1:], back[shared + 1:]
+        for j in range(shared + 1, n + 1):
+            # Column j: the nodes ending at j by begin, the one-character
+            # node last; at the end (j == n) without the piece's own node.
+            top, node = -math.inf, None
+            for i in range(0 if j < n else 1, j - 1):
+                k = get(piece[i:j])
+                if k is not None:
+                    v = best[i] + scores[k]
+                    if v > top:
+                        top, node = v, (i, k)
+            k = get(piece[j - 1])
+            if k is None:
+                k = UNKNOWN
+            v = best[j - 1] + scores[k]
+            if v > top:
+                top, node = v, (j - 1, k)
+            if j < n:
+                best.append(top)
+                back.append(node)
+        # The piece's own column, for the pieces it is a prefix of: its
+        # own node (begin 0) comes first and keeps a tie.
+        mine = best[0] + scores[own]
+        if top > mine:
+            best.append(top)
+            back.append(node)
+        else:
+            best.append(mine)
+            back.append((0, own))
+        self.text = piece
+        if f32(top) > self.model.scores[own]:
+            return False
+        unk_index = self.model.unk_index
+        path = []
+        while True:
+            i, k = node
+            path.append(unk_index if k == UNKNOWN else k)
+            if i == 0:
+                break
+            node = back[i]
+        path.reverse()
+        return path
 
 
 # ----------------------------------------------------------------------------
@@ -1021,7 +1101,9 @@ class _LatticeRunner:
             # piece in each worker.)
             job = ("viterbi", mapping, array("d", model.node_scores))
         self.pieces = [p for p, _ in pieces]
-        return self.workers.run(job)
+        # Begun at once: the caller may prepare what it does beside the
+        # workers (the prune's search) while they run.
+        return self.workers.start(job)
 
     def close(self) -> None:
         """Stop the workers and drop the lattices."""
@@ -1130,16 +1212,20 @@ def run_e_step(model: _Model, pieces: list[tuple[str, float]],
 def run_m_step(pieces: list[tuple[str, float]],
                expected: "Sequence[float]") -> list[tuple[str, float]]:
     """Drop pieces expected < 0.5 times; score = digamma(count) - digamma(sum)."""
-    kept = []
+    # Rounded to float32 by array("f"), which casts as f32 does, in one C
+    # pass rather than a call per piece (this runs while every lattice
+    # worker waits for the next pass).
+    counts = array("f", expected)
+    kept = [not count < EXPECTED_FREQUENCY_THRESHOLD for count in counts]
+    counts = array("f", compress(counts, kept))
     total = 0.0
-    for (piece, _), count in zip(pieces, expected):
-        count = f32(count)
-        if count < EXPECTED_FREQUENCY_THRESHOLD:
-            continue
-        kept.append((piece, count))
-        total = f32(total + count)
+    cell = float32_cell()
+    for count in counts:
+        cell[0] = total + count
+        total = cell[0]
     logsum = f32(digamma(total))
-    return [(piece, f32(digamma(count) - logsum)) for piece, count in kept]
+    scores = array("f", [digamma(count) - logsum for count in counts])
+    return list(zip(compress(map(itemgetter(0), pieces), kept), scores))
 
 
 def _piece_cost(entry: tuple[str, float]) -> int:
@@ -1182,27 +1268,41 @@ def prune(pieces: list[tuple[str, float]], model: _Model,
     ``max(desired, shrinking_factor * size)``. Returns the pieces and the
     Viterbi token count. The lattice workers are the only workers.
     """
-    # The search for alternatives runs here, a share after each chunk's
-    # Viterbi result, while the lattice workers go on with the next chunks:
-    # no other worker is forked for it (see docs/performance.md, d19em).
-    model.table  # built once, before the lattice pass
-    ranges = _piece_ranges(pieces, max(1, len(lattices.chunks)))
+    # The search for alternatives runs here, a share before each chunk's
+    # Viterbi result is taken, while the lattice workers run the chunks: no
+    # other worker is forked for it (see docs/performance.md, d19em), and
+    # the pass is begun before the table is built (the workers do not need
+    # it), so that none of this search waits for the workers, or they for it.
+    results = lattices.run("viterbi", model, pieces)
+    # In string order, where each piece shares the columns of the last one's
+    # prefix (see AlternativeSearch).
+    order = sorted(range(len(pieces)), key=lambda i: pieces[i][0])
+    ranges = _piece_ranges([pieces[i] for i in order], max(1, len(lattices.chunks)))
+    search = AlternativeSearch(model)
     freq = _zeros(model.size)  # (an array, as run_e_step's sums)
     tokens = 0
-    alternatives: list = []
-    for number, (part, count) in enumerate(lattices.run("viterbi", model, pieces)):
+    alternatives: list = [None] * len(pieces)
+    shares = iter(ranges)
+
+    def search_share() -> None:
+        lo, hi = next(shares, (0, 0))
+        for i in order[lo:hi]:
+            alternatives[i] = search(pieces[i][0])
+
+    search_share()
+    for part, count in results:  # (taken to the end: that ends the pass)
         freq = array("d", map(add, freq, part))
         tokens += count
-        lo, hi = ranges[number]
-        alternatives.extend(piece_alternatives(model, pieces[i][0]) for i in range(lo, hi))
+        search_share()
     vsum = f32(lattices.total_weight)
-    total = f32(sum(f32(x) for x in freq))
+    freq = array("f", freq)  # every frequency is read rounded to float32
+    total = f32(sum(freq))
     logsum = f32(math.log(total))
     log = math.log
     kept: list[tuple[str, float]] = []
     candidates: list[tuple[int, float]] = []
     for i, (entry, alt) in enumerate(zip(pieces, alternatives)):
-        fi = f32(freq[i])
+        fi = freq[i]
         if fi == 0 or alt is False:
             continue
         if not alt:
@@ -1213,7 +1313,7 @@ def prune(pieces: list[tuple[str, float]], model: _Model,
         logsum_alt = f32(log(f32(total + f32(fi * (len(alt) - 1)))))
         logprob_alt = 0.0
         for j in alt:
-            logprob_alt = f32(logprob_alt + (log(f32(f32(freq[j]) + fi)) - logsum_alt))
+            logprob_alt = f32(logprob_alt + (log(f32(freq[j] + fi)) - logsum_alt))
         candidates.append((i, f32(share * f32(logprob_sp - logprob_alt))))
     size = max(desired, int(f32(f32(shrinking_factor) * len(pieces))))
     for i, _ in sorted(candidates, key=lambda c: (-c[1], c[0])):
@@ -1244,8 +1344,8 @@ def prune_unreachable(pieces: list[tuple[str, float]], num_threads: int = 1,
         singles = {piece for piece, _ in pieces if len(piece) == 1}
         suspects = [i for i, (piece, _) in enumerate(pieces)
                     if len(piece) > 1 and not singles.issuperset(piece)]
-        model = _Model(pieces)
-        gone = {i for i in suspects if piece_alternatives(model, pieces[i][0]) is False}
+        verdicts = _alternatives_of(AlternativeSearch(_Model(pieces)), pieces, suspects)
+        gone = {i for i, verdict in zip(suspects, verdicts) if verdict is False}
         return [entry for i, entry in enumerate(pieces) if i not in gone]
     verdicts = _alternatives(_Model(pieces), pieces, num_threads)
     return [entry for entry, verdict in zip(pieces, verdicts) if verdict is not False]
@@ -1384,4 +1484,5 @@ def train(corpus, options, progress=None) -> list[tuple[str, float]]:
 
 __all__ = ["train", "make_seed_pieces", "frequent_substrings", "substring_counts", "SeedEntries",
            "collect_units", "units_from_followed", "seed_entries", "run_e_step",
-           "run_m_step", "prune", "prune_unreachable", "finalize", "piece_alternatives", "digamma"]
+           "run_m_step", "prune", "prune_unreachable", "finalize", "piece_alternatives",
+           "AlternativeSearch", "digamma"]
