@@ -9,12 +9,14 @@ match rounds explicitly with :func:`f32`.
 Hot loops that cannot afford a call per value round inline instead:
 ``cell[0] = value; value = cell[0]`` with a one-slot ``array("f")`` from
 :func:`float32_cell` (assigning converts to float32 the way a C cast does:
-to nearest, ties to even, out-of-range values to ±inf, never an error).
+to nearest, ties to even, out-of-range values to ±inf, never an error);
+a whole column of values is rounded at once by :func:`f32_values`.
 """
 
 from __future__ import annotations
 
 from array import array
+from collections.abc import Iterable
 
 #: In float32, every operation is off by at most this fraction of its result.
 UNIT_ROUNDOFF = 2.0 ** -24
@@ -34,6 +36,12 @@ def f32(value: float, _cell: array = float32_cell()) -> float:
     return _cell[0]
 
 
+def f32_values(values: "Iterable[float]") -> array:
+    """``values`` rounded to float32 in one C pass (the cast of :func:`f32`),
+    kept as a float32 array: each item reads back as the rounded double."""
+    return array("f", values)
+
+
 def offset_bound(magnitude: float) -> float:
     """The robustness a cached unigram result needs where the scores summed
     before it add up to at most ``magnitude``.
@@ -45,4 +53,4 @@ def offset_bound(magnitude: float) -> float:
     return 1.01 * magnitude + 1.0
 
 
-__all__ = ["UNIT_ROUNDOFF", "FLT_MAX", "f32", "float32_cell", "offset_bound"]
+__all__ = ["UNIT_ROUNDOFF", "FLT_MAX", "f32", "f32_values", "float32_cell", "offset_bound"]

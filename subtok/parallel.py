@@ -596,21 +596,30 @@ def run_in_child(func: Callable, *args: Any, meanwhile: Callable[[], Any] | None
         os.close(read_end)
         os._exit(_child(func, args, write_end))
     os.close(write_end)
+    failed = True
     try:
         if meanwhile is not None:
             meanwhile()
+        failed = False
     finally:
-        with os.fdopen(read_end, "rb") as handle:
-            data = handle.read()
-        # Unpickled before the child is waited for: its exit, which gives
-        # its memory back, runs meanwhile. (What a failed child wrote is
-        # judged by its exit status.)
+        outcome = unreadable = None
         try:
-            outcome = pickle.loads(data) if data else None
-        except Exception:  # noqa: BLE001 - cut short: the status says why
-            outcome = None
-        _, status = os.waitpid(pid, 0)
+            with os.fdopen(read_end, "rb") as handle:
+                data = handle.read()
+            # Unpickled before the child is waited for: its exit, which
+            # gives its memory back, runs meanwhile. Not when ``meanwhile``
+            # failed: its exception goes up instead.
+            if data and not failed:
+                try:
+                    outcome = pickle.loads(data)
+                except Exception as exc:  # noqa: BLE001 - judged with the exit status below
+                    unreadable = exc
+        finally:
+            # (Always reaped, even when interrupted: no zombie is left.)
+            _, status = os.waitpid(pid, 0)
     code = os.waitstatus_to_exitcode(status)
+    if code == 0 and unreadable is not None:
+        raise unreadable  # a complete result that cannot be read: the real error
     if code or outcome is None:
         raise SubtokError(_ended(code))
     ok, value = outcome

@@ -1,7 +1,9 @@
 """Progress bars on stderr: training's phases and messages (:class:`Progress`),
 and the bytes of input files read by the line tools.
 
-Bars show only when stderr is a terminal; tqdm is imported only then.
+Bars show only when stderr is a terminal; tqdm is imported only then. A
+byte bar over input files shows only when every input is a file, so that
+its total (and with it the ETA) is known.
 """
 
 from __future__ import annotations

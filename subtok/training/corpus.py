@@ -150,7 +150,7 @@ class Corpus:
         self.__dict__.update(state)
 
 
-#: Masking makes NUL U+2585 (:func:`mask_units`), so no unit holds it.
+#: Masking makes NUL U+2585 (:func:`~subtok.training.units.masked_groups`), so no unit holds it.
 _UNIT_SEPARATOR = "\x00"
 
 
@@ -676,9 +676,11 @@ def load_corpus(options: TrainerOptions, progress: Progress | None = None,
         # inherit it): the child builds lists of tuples by the hundred
         # thousand and its garbage goes when it ends; this process
         # unpickles the result, made of the same.
+        # (Units packed only where the corpus is pickled: without fork,
+        # run_in_child runs the load in this process.)
         with collector_paused():
             return run_in_child(_load_corpus, options, progress, lines, keep_sentences,
-                                False, True, meanwhile=meanwhile)
+                                False, hasattr(os, "fork"), meanwhile=meanwhile)
     corpus = _load_corpus(options, progress, lines, keep_sentences)
     if meanwhile is not None:
         meanwhile()

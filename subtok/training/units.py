@@ -135,7 +135,8 @@ def masked_groups(units: Counter, alphabet: dict[str, int], counts: Iterable[str
 def _to_mask(units: dict[str, int], chars: Iterable[str], pattern: "re.Pattern[str]") -> list[str]:
     """The keys of ``units`` in which ``pattern`` (:func:`mask_table`'s)
     finds a character, in ``units``' order; ``chars``: every character of
-    the keys but NUL and space (:func:`checked_alphabet`'s counts)."""
+    the keys but NUL and space (:func:`~subtok.training.corpus.checked_alphabet`'s
+    counts); should one be missing, each key is searched alone."""
     # Usually none or a few (rare characters): one scan over all units,
     # joined by a character that none holds and the pattern never finds,
     # finds them; the separators around a match delimit its unit.
@@ -143,6 +144,8 @@ def _to_mask(units: dict[str, int], chars: Iterable[str], pattern: "re.Pattern[s
     separator = next(char for char in map(chr, range(1, sys.maxunicode + 1))
                      if char not in chars and char not in (BOUNDARY, " "))
     joined = separator.join(units)
+    if joined.count(separator) != len(units) - 1:  # a key holds it after all
+        return [key for key in units if pattern.search(key)]
     found: list[str] = []
     end = -1
     for match in pattern.finditer(joined):
@@ -175,7 +178,7 @@ def count_groups(counts: dict[str, int]) -> list[tuple[int, list[str]]]:
     """:func:`sorted_by_count` grouped: (count, its keys sorted), by count
     descending."""
     # Keys grouped by count, each group sorted alone: the strings are
-    # compared only within a group (about half the units have count 1),
+    # compared only within a group (many units share a count, count 1 most of all),
     # and compare faster alone than in (key, count) tuples.
     groups: dict[int, list[str]] = {}
     for key, count in counts.items():

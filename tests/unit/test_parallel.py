@@ -189,6 +189,20 @@ def test_run_in_child_result_and_errors(no_leftovers):
     assert isinstance(info.value.__cause__, KeyError)
     with pytest.raises(SubtokError, match=r"^a worker process died \(killed by SIGKILL\)\.$"):
         parallel.run_in_child(_die)
+    # A result the child sent whole but this process cannot read: its own error.
+    with pytest.raises(ValueError, match="^unreadable$"):
+        parallel.run_in_child(_Unreadable)
+
+
+def _unreadable():
+    raise ValueError("unreadable")
+
+
+class _Unreadable:
+    """Pickles fine, fails to unpickle."""
+
+    def __reduce__(self):
+        return _unreadable, ()
 
 
 def _wait_for(path):

@@ -70,6 +70,25 @@ def test_masking_units_moves_the_keys_it_changes():
     assert mask_units(units, dict(alphabet, **{"\u00e9": 5, "\u00fc": 1, "\t": 2}), chars) == \
         sorted(((u.replace("\x00", m).replace(" ", m).replace("\t", m), c) for u, c in units.items()),
                key=lambda item: (-item[1], item[0]))
+    # Characters given short of the units' ones: the separator of the one
+    # scan may then be in a unit, and each unit is searched alone instead.
+    odd = {"a\x01b ": 2, "ab": 1}
+    assert mask_units(odd, {"a": 1, "b": 1}, ["a", "b"]) == [("a\x01b" + m, 2), ("ab", 1)]
+
+
+@needs_corpora
+def test_a_corpus_loaded_without_fork_has_its_units_as_pairs(monkeypatch):
+    """Without fork the load runs in this process: nothing is pickled, so
+    the units must not be left packed as their pickle has them."""
+    import os
+    from subtok.training import corpus as corpus_module
+    options = TrainerOptions.from_kwargs(input=[str(CORPORA_DIR / "botchan.txt")], model_prefix="m",
+                                         model_type="bpe", vocab_size=1000, minloglevel=2)
+    monkeypatch.setattr(corpus_module, "LOAD_IN_CHILD_MIN_BYTES", 0)
+    forked = load_corpus(options, Progress(False, 2))
+    monkeypatch.delattr(os, "fork")
+    here = load_corpus(options, Progress(False, 2))
+    assert isinstance(here.units, list) and here.units == forked.units and len(here.units) > 1000
 
 
 def test_split_into_words():

@@ -86,7 +86,7 @@ from itertools import accumulate, chain, compress, islice, repeat
 from operator import add, itemgetter, xor
 
 from subtok.errors import TrainerError
-from subtok.float32 import f32, float32_cell
+from subtok.float32 import f32, f32_values, float32_cell
 from subtok.models.unigram.lattice import (DROPPED, UNKNOWN, UnitLattices, populate_marginal,
                                            unit_viterbi)
 from subtok.models.unigram.trie import index_table
@@ -717,15 +717,15 @@ def _seed_columns(corpus, options, entries: "dict[str, int] | SeedEntries",
         seeds.extend(candidates)
         del candidates
     # The sum rounded as it goes, through a float32 slot (f32 without a
-    # call per piece); the scores rounded by an array("f") as they are
-    # stored, which casts the same way.
+    # call per piece); the scores rounded in one pass as they are stored
+    # (f32_values), which casts the same way.
     cell = float32_cell()
     total = 0.0
     for value in map(itemgetter(1), seeds):
         cell[0] = total + value
         total = cell[0]
     logsum = f32(math.log(total))
-    scores = array("d", array("f", map(float.__sub__, map(math.log, map(itemgetter(1), seeds)),
+    scores = array("d", f32_values(map(float.__sub__, map(math.log, map(itemgetter(1), seeds)),
                                        repeat(logsum))))
     return list(map(itemgetter(0), seeds)), scores
 
@@ -1212,19 +1212,19 @@ def run_e_step(model: _Model, pieces: list[tuple[str, float]],
 def run_m_step(pieces: list[tuple[str, float]],
                expected: "Sequence[float]") -> list[tuple[str, float]]:
     """Drop pieces expected < 0.5 times; score = digamma(count) - digamma(sum)."""
-    # Rounded to float32 by array("f"), which casts as f32 does, in one C
+    # Rounded to float32 by f32_values, which casts as f32 does, in one C
     # pass rather than a call per piece (this runs while every lattice
     # worker waits for the next pass).
-    counts = array("f", expected)
+    counts = f32_values(expected)
     kept = [not count < EXPECTED_FREQUENCY_THRESHOLD for count in counts]
-    counts = array("f", compress(counts, kept))
+    counts = f32_values(compress(counts, kept))
     total = 0.0
     cell = float32_cell()
     for count in counts:
         cell[0] = total + count
         total = cell[0]
     logsum = f32(digamma(total))
-    scores = array("f", [digamma(count) - logsum for count in counts])
+    scores = f32_values([digamma(count) - logsum for count in counts])
     return list(zip(compress(map(itemgetter(0), pieces), kept), scores))
 
 
@@ -1284,18 +1284,20 @@ def prune(pieces: list[tuple[str, float]], model: _Model,
     alternatives: list = [None] * len(pieces)
     shares = iter(ranges)
 
-    def search_share() -> None:
-        lo, hi = next(shares, (0, 0))
+    def search_share(share: tuple[int, int]) -> None:
+        lo, hi = share
         for i in order[lo:hi]:
             alternatives[i] = search(pieces[i][0])
 
-    search_share()
+    search_share(next(shares, (0, 0)))
     for part, count in results:  # (taken to the end: that ends the pass)
         freq = array("d", map(add, freq, part))
         tokens += count
-        search_share()
+        search_share(next(shares, (0, 0)))
+    for share in shares:  # (none left unless there are more shares than chunks)
+        search_share(share)
     vsum = f32(lattices.total_weight)
-    freq = array("f", freq)  # every frequency is read rounded to float32
+    freq = f32_values(freq)  # every frequency is read rounded to float32
     total = f32(sum(freq))
     logsum = f32(math.log(total))
     log = math.log

@@ -88,8 +88,8 @@ def index_table(pieces: Iterable[str]) -> dict[str, int]:
     short, so a scan bounded by the longest piece makes about as many
     lookups as one stopped at the first string no piece starts with (see
     :func:`~subtok.models.unigram.lattice.populate_nodes`), and the
-    prefixes would be nearly half the keys of a table that every lattice
-    worker holds. Every key is put in just as it is made, so the table's
+    prefixes would add many keys to a table that every lattice worker
+    holds. Every key is put in just as it is made, so the table's
     strings lie in memory in the order a dict frees them in. Only
     strings are keys, so lookups take no reference to the keys (see
     :func:`prefix_table`).
