@@ -10,7 +10,8 @@ Hot loops that cannot afford a call per value round inline instead:
 ``cell[0] = value; value = cell[0]`` with a one-slot ``array("f")`` from
 :func:`float32_cell` (assigning converts to float32 the way a C cast does:
 to nearest, ties to even, out-of-range values to ±inf, never an error);
-a whole column of values is rounded at once by :func:`f32_values`.
+a whole column of values is rounded at once by :func:`f32_values`, and
+summed as a ``float`` accumulator sums it by :func:`f32_sum`.
 """
 
 from __future__ import annotations
@@ -42,6 +43,17 @@ def f32_values(values: "Iterable[float]") -> array:
     return array("f", values)
 
 
+def f32_sum(values: "Iterable[float]") -> float:
+    """A C++ ``float`` accumulator's sum of ``values``: rounded to float32
+    after each addition, in order (an inline cell: no call per value)."""
+    cell = float32_cell()
+    total = 0.0
+    for value in values:
+        cell[0] = total + value
+        total = cell[0]
+    return total
+
+
 def offset_bound(magnitude: float) -> float:
     """The robustness a cached unigram result needs where the scores summed
     before it add up to at most ``magnitude``.
@@ -53,4 +65,4 @@ def offset_bound(magnitude: float) -> float:
     return 1.01 * magnitude + 1.0
 
 
-__all__ = ["UNIT_ROUNDOFF", "FLT_MAX", "f32", "f32_values", "float32_cell", "offset_bound"]
+__all__ = ["UNIT_ROUNDOFF", "FLT_MAX", "f32", "f32_sum", "f32_values", "float32_cell", "offset_bound"]

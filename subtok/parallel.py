@@ -568,6 +568,13 @@ def _pass_loop(pipe, func: Callable, shared: Any, mine: range, box: list) -> Non
 # one computation
 
 
+def child_pickles() -> bool:
+    """Whether :func:`run_in_child` runs its function in a child, whose
+    result then comes back pickled (it runs it here where there is no
+    fork)."""
+    return hasattr(os, "fork")
+
+
 def run_in_child(func: Callable, *args: Any, meanwhile: Callable[[], Any] | None = None) -> Any:
     """``func(*args)`` computed in a forked child; its result comes back
     pickled, its exception as a task's does (see the module's docstring).
@@ -582,7 +589,7 @@ def run_in_child(func: Callable, *args: Any, meanwhile: Callable[[], Any] | None
     child's memory), which is why this is a plain fork rather than a
     worker: a large result would otherwise exist twice at the child's peak.
     """
-    if not hasattr(os, "fork"):
+    if not child_pickles():
         result = func(*args)
         if meanwhile is not None:
             meanwhile()
@@ -647,4 +654,4 @@ def _child(func: Callable, args: tuple, write_end: int) -> int:  # pragma: no co
 
 
 __all__ = ["cpu_count", "can_fork", "worker_count", "chunk_bounds", "chunks", "ordered_map",
-           "PersistentWorkers", "run_in_child", "reap"]
+           "PersistentWorkers", "run_in_child", "child_pickles", "reap"]

@@ -149,6 +149,10 @@ class Normalizer:
 
     def is_plain(self, text: str) -> bool:
         """True if no rule or user-defined symbol can apply anywhere in ``text``."""
+        # Printable ASCII proves it where no such character is a trigger
+        # (printable_ascii_plain), quicker than the search for triggers.
+        if self.printable_ascii_plain and text.isascii() and text.isprintable():
+            return True
         return self._bytes is None and self._next_trigger(text, 0) < 0
 
     def resolve_spaces(self, text: str) -> str:

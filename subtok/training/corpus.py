@@ -71,7 +71,7 @@ from subtok.errors import TrainerError
 from subtok.float32 import f32
 from subtok.normalizers.charsmap import load_rules
 from subtok.normalizers.sentencepiece import Normalizer
-from subtok.parallel import chunks, ordered_map, run_in_child, worker_count
+from subtok.parallel import child_pickles, chunks, ordered_map, run_in_child, worker_count
 from subtok.progress import Progress
 from subtok.symbols import BOUNDARY, END_OF_TEXT
 from subtok.symbols import SPACE_SYMBOL as SPACE
@@ -261,8 +261,8 @@ NORMALIZE_PARALLEL_MIN_CHARS = 2_000_000
 NORMALIZE_MIN_CHUNKS = 4
 #: The same for unigram's pass that counts seed entries
 #: (:func:`_entries_corpus`): each worker holds its chunk's entries at once,
-#: and with 4 chunks that was the loading phase's memory peak
-#: (docs/performance.md, d19mem9).
+#: so smaller chunks lower the loading phase's memory peak
+#: (docs/performance.md).
 ENTRIES_MIN_CHUNKS = 8
 NORMALIZE_MIN_CHUNK_CHARS = 250_000
 
@@ -411,16 +411,11 @@ def _plain_words(normalizer: Normalizer, meta: list[str], pattern: "re.Pattern[s
         return None
     search = None if pattern is None else pattern.search
     is_plain = normalizer.is_plain
-    printable_plain = normalizer.printable_ascii_plain
 
     def plain_words(text: str) -> bool:
-        if search is not None and search(text) is not None:
-            return False
-        if text.isascii():  # (then without "▁"; the test is free, as str knows it)
-            # Printable ASCII proves it plain (printable_ascii_plain) in a
-            # fraction of the time of is_plain's search for triggers.
-            return (printable_plain and text.isprintable()) or is_plain(text)
-        return SPACE not in text and is_plain(text)
+        # (An ASCII text holds no "▁": str knows it is ASCII without a scan.)
+        return ((search is None or search(text) is None)
+                and (text.isascii() or SPACE not in text) and is_plain(text))
 
     return plain_words
 
@@ -676,11 +671,10 @@ def load_corpus(options: TrainerOptions, progress: Progress | None = None,
         # inherit it): the child builds lists of tuples by the hundred
         # thousand and its garbage goes when it ends; this process
         # unpickles the result, made of the same.
-        # (Units packed only where the corpus is pickled: without fork,
-        # run_in_child runs the load in this process.)
+        # (Units packed only where the corpus is pickled.)
         with collector_paused():
             return run_in_child(_load_corpus, options, progress, lines, keep_sentences,
-                                False, hasattr(os, "fork"), meanwhile=meanwhile)
+                                False, child_pickles(), meanwhile=meanwhile)
     corpus = _load_corpus(options, progress, lines, keep_sentences)
     if meanwhile is not None:
         meanwhile()

@@ -200,13 +200,21 @@ def entries_of(parts: Counter, entries: dict[str, int]) -> dict[str, int]:
     return out
 
 
+def split_entry(key: str) -> tuple[str, str]:
+    """(stretch, follower) of an entry key: the follower is NUL + char or one char."""
+    cut = key.find("\x00")
+    if cut < 0:
+        cut = len(key) - 1
+    return key[:cut], key[cut:]
+
+
 def entry_words(entries: dict[str, int]) -> dict[str, int]:
     """The words of :func:`count_entries`' entries (whose words hold no
     NUL) with their counts: each entry's key without its follower."""
     words: dict[str, int] = {}
     get = words.get
     find = str.find
-    for key, count in entries.items():
+    for key, count in entries.items():  # (split_entry's cut, inline: one per entry)
         cut = find(key, "\x00")
         word = key[:cut] if cut >= 0 else key[:-1]
         words[word] = get(word, 0) + count
@@ -214,4 +222,4 @@ def entry_words(entries: dict[str, int]) -> dict[str, int]:
 
 
 __all__ = ["count_followed", "count_entries", "entries_of", "entry_words", "FollowedStitch",
-           "mask_followed"]
+           "mask_followed", "split_entry"]

@@ -23,6 +23,7 @@ import pytest
 from pathlib import Path
 
 from conftest import CORPORA_DIR, needs_data
+from subtok.symbols import END_OF_TEXT
 
 
 def _split_corpus(name: str, tmp_path, share: float = 0.9):
@@ -279,7 +280,7 @@ def test_seed_substrings_are_the_suffix_tree_nodes(corpus, flags, monkeypatch):
     # files) find the same.
     compact = unigram.SeedEntries(entries)
     assert dict(compact.items()) == entries and len(compact) == len(entries)
-    assert list(compact.ends) == [key for key in entries if unigram.END in key]
+    assert list(compact.ends) == [key for key in entries if END_OF_TEXT in key]
     monkeypatch.setattr(unigram, "PARALLEL_MIN_WORK", 0)
     monkeypatch.setattr(unigram, "SEED_PARTITION_SUFFIXES", 500)
     assert unigram.frequent_substrings(compact, options.max_sentencepiece_length, validator,
@@ -302,7 +303,7 @@ def test_seed_layout_is_each_entry_cut_at_its_follower():
     lines = (CORPORA_DIR / "botchan.txt").read_text(encoding="utf-8").split("\n")[:300]
     options = TrainerOptions.from_kwargs(model_type="unigram", vocab_size=8000)
     _, entries = unigram.collect_units(load_corpus(options, lines=lines), options)
-    assert any("\x00" in key for key in entries) and any(unigram.END in key for key in entries)
+    assert any("\x00" in key for key in entries) and any(END_OF_TEXT in key for key in entries)
     odd = dict(entries)
     odd["ab\uffffc" + "d"] = 3       # a separator inside a stretch
     odd["xy" + "\x00\x00"] = 2      # NUL as the follower's character too
@@ -435,7 +436,7 @@ def test_collect_units_matches_words_with_counts():
     assert entries["\u2581a\0\u2581"] == 1 + 3 + 1
     assert entries["\u2581bb\u2585"] == 3 and entries["c\u2581"] == 3
     assert entries["x\u2581"] == 1 and entries["\u2581\u2581"] == 1
-    assert entries["\u2581q" + unigram.END] == 1
+    assert entries["\u2581q" + END_OF_TEXT] == 1
     assert entries["\u2581bb\u2581"] == 1 and len(entries) == 9
 
 

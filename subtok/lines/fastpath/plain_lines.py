@@ -269,20 +269,15 @@ class _TokenTexts(dict):
     rejected. A token not there yet is computed by the lookup itself, in
     one call."""
 
-    __slots__ = ("_words", "_printable_plain", "_screen", "_is_plain")
+    __slots__ = ("_words", "_is_plain")
 
     def __init__(self, normalizer, words: WordEntries) -> None:
         super().__init__()
         self._words = words
-        self._printable_plain = normalizer.printable_ascii_plain
-        #: No match means plain (a match may still be, see is_plain).
-        self._screen = normalizer.screen
         self._is_plain = normalizer.is_plain
 
     def __missing__(self, token: str) -> str:
-        if not (self._printable_plain and token.isascii() and token.isprintable()) and (
-                SPACE_SYMBOL in token or (self._screen(token) is not None
-                                          and not self._is_plain(token))):
+        if not self._is_plain(token) or (not token.isascii() and SPACE_SYMBOL in token):
             text = REJECTED
         else:
             text = self._words.token_text(token)

@@ -86,13 +86,14 @@ from itertools import accumulate, chain, compress, islice, repeat
 from operator import add, itemgetter, xor
 
 from subtok.errors import TrainerError
-from subtok.float32 import f32, f32_values, float32_cell
+from subtok.float32 import f32, f32_sum, f32_values
 from subtok.models.unigram.lattice import (DROPPED, UNKNOWN, UnitLattices, populate_marginal,
                                            unit_viterbi)
 from subtok.models.unigram.trie import index_table
 from subtok.parallel import (PersistentWorkers, chunk_bounds, ordered_map, run_in_child,
                              worker_count)
 from subtok.symbols import END_OF_TEXT, SPACE_SYMBOL, UNK_CHAR
+from subtok.training.followers import split_entry
 from subtok.training.units import sorted_by_count, sorted_items, split_into_words
 from subtok.training.validity import PieceValidator
 
@@ -100,7 +101,6 @@ LOG = logging.getLogger(__name__)
 
 NUL = "\x00"
 #: Follower of the corpus's last stretch.
-END = END_OF_TEXT
 
 #: M-step threshold on expected counts (``kExpectedFrequencyThreshold``).
 EXPECTED_FREQUENCY_THRESHOLD = 0.5
@@ -246,7 +246,7 @@ def collect_units(corpus, options) -> tuple[list[tuple[str, int]], dict[str, int
     U+2585; its follower is what comes next in sentencepiece's suffix array:
     the next character of the sentence (U+2585, "▁", the next word's first
     character), or at the end of a sentence NUL plus the first character
-    of the next one, or :data:`END` after the last sentence (no separator
+    of the next one, or :data:`END_OF_TEXT` after the last sentence (no separator
     follows it).
     """
     if getattr(corpus, "followed", None) is not None:
@@ -295,7 +295,7 @@ def collect_units(corpus, options) -> tuple[list[tuple[str, int]], dict[str, int
                 followed[pieces[i] + pieces[i + 1][0]] += freq
             pending, pending_count = pieces[-1], freq
     if pending is not None:
-        followed[pending + END] += pending_count
+        followed[pending + END_OF_TEXT] += pending_count
     for counter, prefix, follower in ((mid, SPACE_SYMBOL, SPACE_SYMBOL),
                                       (head_mid, "", SPACE_SYMBOL), (last, SPACE_SYMBOL, "")):
         for part, count in counter.items():
@@ -310,12 +310,12 @@ def collect_units(corpus, options) -> tuple[list[tuple[str, int]], dict[str, int
 def units_from_followed(followed: dict[tuple[str, str], int]) -> tuple[list[tuple[str, int]], dict[str, int]]:
     """:func:`collect_units`' result from (word, follower) counts (count
     files, :func:`subtok.training.followers.count_followed`); an empty
-    follower is the end of the text (:data:`END`)."""
+    follower is the end of the text (:data:`END_OF_TEXT`)."""
     unit_counts: Counter = Counter()
     flat: Counter = Counter()
     for (word, follower), count in followed.items():
         unit_counts[word] += count
-        flat[word + (follower or END)] += count
+        flat[word + (follower or END_OF_TEXT)] += count
     return sorted_by_count(unit_counts), seed_entries(flat)
 
 
@@ -324,7 +324,7 @@ def seed_entries(followed: dict[str, int]) -> dict[str, int]:
     U+2585 (no piece contains it), each cut part followed by U+2585."""
     entries = dict(followed)
     for key in [key for key in followed if UNK_CHAR in key]:  # usually few
-        stretch, follower = _split_entry(key)
+        stretch, follower = split_entry(key)
         if UNK_CHAR not in stretch:
             continue
         # No key made here has U+2585 in its stretch: this key's count is
@@ -339,14 +339,6 @@ def seed_entries(followed: dict[str, int]) -> dict[str, int]:
             key = pieces[-1] + follower
             entries[key] = entries.get(key, 0) + count
     return entries
-
-
-def _split_entry(key: str) -> tuple[str, str]:
-    """(stretch, follower) of an entry key: the follower is NUL + char or one char."""
-    cut = key.find(NUL)
-    if cut < 0:
-        cut = len(key) - 1
-    return key[:cut], key[cut:]
 
 
 # ----------------------------------------------------------------------------
@@ -499,8 +491,8 @@ class SeedEntries:
     ``text`` has every key followed by U+FFFF (the search's separator; the
     keys are cut by ``lengths``), ``lengths`` the length of each key and
     ``counts`` their counts, in the dict's order; except the keys that
-    hold :data:`END`, which are in ``ends`` (a dict: usually one key, the
-    corpus's last stretch), after the others. END is beyond the BMP: in
+    hold :data:`END_OF_TEXT`, which are in ``ends`` (a dict: usually one key, the
+    corpus's last stretch), after the others. END_OF_TEXT is beyond the BMP: in
     ``text``, it would make every character take four bytes. (The order
     of the entries is not the seeds': it only orders equal suffixes.)
     This is what a child that reads the corpus hands over: the process
@@ -512,7 +504,7 @@ class SeedEntries:
     SEPARATOR = "\uffff"
 
     def __init__(self, entries: dict[str, int]) -> None:
-        self.ends = {key: count for key, count in entries.items() if END in key}
+        self.ends = {key: count for key, count in entries.items() if END_OF_TEXT in key}
         ends = self.ends
         self.text = self.SEPARATOR.join(chain((k for k in entries if k not in ends), ("",)))
         self.lengths = array("I", (len(k) for k in entries if k not in ends))
@@ -586,7 +578,7 @@ def substring_counts(entries: "dict[str, int] | SeedEntries", max_length: int,
     parts = (entries.text, separator.join(chain(entries.ends, ("",))), separator * padding)
     chars = sorted(set().union(*parts) - {separator} | {NUL})
     code_of = {c: n + 1 for n, c in enumerate(chars)}   # 0 pads the keys
-    leads = [-1] + [-2 if c == END else lead_byte(c) for c in chars]
+    leads = [-1] + [-2 if c == END_OF_TEXT else lead_byte(c) for c in chars]
     top = len(chars) + 1
     bits = 8 if top <= 0x100 else 16 if top <= 0x10000 else 32
     table = {ord(c): n for c, n in code_of.items()}
@@ -666,7 +658,7 @@ def _scan_layout(entries: SeedEntries, padding: int) -> "tuple[str, array | list
     masks = {1: NUL * 2, 2: NUL * 3}  # follower and separator, by follower length
     batch: list[str] = []
     for key, count in keys:
-        stretch, follower = _split_entry(key)
+        stretch, follower = split_entry(key)
         batch.append(stretch)
         batch.append(masks[len(follower)])
         weight_at.extend(repeat(count, len(key) + 1))
@@ -716,14 +708,9 @@ def _seed_columns(corpus, options, entries: "dict[str, int] | SeedEntries",
         del candidates[size:]
         seeds.extend(candidates)
         del candidates
-    # The sum rounded as it goes, through a float32 slot (f32 without a
-    # call per piece); the scores rounded in one pass as they are stored
-    # (f32_values), which casts the same way.
-    cell = float32_cell()
-    total = 0.0
-    for value in map(itemgetter(1), seeds):
-        cell[0] = total + value
-        total = cell[0]
+    # The sum rounded as it goes (f32_sum); the scores rounded in one pass
+    # as they are stored (f32_values), which casts the same way.
+    total = f32_sum(map(itemgetter(1), seeds))
     logsum = f32(math.log(total))
     scores = array("d", f32_values(map(float.__sub__, map(math.log, map(itemgetter(1), seeds)),
                                        repeat(logsum))))
@@ -1218,11 +1205,7 @@ def run_m_step(pieces: list[tuple[str, float]],
     counts = f32_values(expected)
     kept = [not count < EXPECTED_FREQUENCY_THRESHOLD for count in counts]
     counts = f32_values(compress(counts, kept))
-    total = 0.0
-    cell = float32_cell()
-    for count in counts:
-        cell[0] = total + count
-        total = cell[0]
+    total = f32_sum(counts)
     logsum = f32(digamma(total))
     scores = f32_values([digamma(count) - logsum for count in counts])
     return list(zip(compress(map(itemgetter(0), pieces), kept), scores))
@@ -1294,8 +1277,6 @@ def prune(pieces: list[tuple[str, float]], model: _Model,
         freq = array("d", map(add, freq, part))
         tokens += count
         search_share(next(shares, (0, 0)))
-    for share in shares:  # (none left unless there are more shares than chunks)
-        search_share(share)
     vsum = f32(lattices.total_weight)
     freq = f32_values(freq)  # every frequency is read rounded to float32
     total = f32(sum(freq))

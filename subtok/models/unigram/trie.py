@@ -8,20 +8,15 @@ piece: walking the text one character at a time, one probe per length says
 whether a piece ends there and whether a longer one may follow, and the
 walk stops at the first string that no piece starts with.
 
-One builder, :func:`prefix_table`, serves both users with their own
-payloads: the encoder's :func:`piece_lookup` (id, score, whether a longer
-piece exists) and the trainer's index table (the piece's index, -1 for a
-prefix only; small, because the trainer's tables hold up to a million seed
-pieces).
+The encoder's table is :func:`piece_lookup` (id, score, whether a longer
+piece exists). The trainer's, :func:`index_table`, holds the pieces only
+(the trainer's tables hold up to a million seed pieces, and its units are
+short: see there).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from typing import TypeVar
-
-P = TypeVar("P")
-E = TypeVar("E")
+from collections.abc import Iterable, Mapping
 
 #: The encoder's entry of a proper prefix that is not itself a piece: no id,
 #: and a longer piece does exist. One shared tuple for the 58k prefixes of
@@ -46,39 +41,16 @@ def proper_prefixes(pieces: Iterable[str]) -> set[str]:
     return found
 
 
-def prefix_table(pieces: Mapping[str, P], prefix_entry: E,
-                 entry: Callable[[P, bool], E] | None = None, *,
-                 string_keyed: bool = False) -> dict[str, E]:
-    """Every piece -> its entry, every other proper prefix -> ``prefix_entry``.
-
-    A piece's entry is its payload, or ``entry(payload, longer)`` where
-    ``longer`` says whether some piece extends it (the flag lets a walk
-    stop at a piece without probing one character further).
-
-    ``dict.fromkeys(a_set)`` (the quickest build) makes a table for keys of
-    any type, whose lookups take a reference to every key they compare.
-    ``string_keyed`` builds from an iterator instead: slower to build,
-    quicker to search, and read by a forked worker without writing to the
-    inherited keys (each such write copies the key's page).
-    """
-    prefixes = proper_prefixes(pieces)
-    table: dict = dict.fromkeys(iter(prefixes) if string_keyed else prefixes, prefix_entry)
-    if entry is None:
-        table.update(pieces)
-    else:
-        for piece, payload in pieces.items():
-            table[piece] = entry(payload, piece in prefixes)
-    return table
-
-
-def _with_longer(value: tuple[int, float], longer: bool) -> tuple[int, float, bool]:
-    return value[0], value[1], longer
-
-
 def piece_lookup(table: Mapping[str, tuple[int, float]]) -> dict[str, tuple[int, float, bool]]:
-    """The encoder's table: piece -> (id, score, longer); a prefix that is
-    not a piece -> :data:`PREFIX_ONLY` (id -1)."""
-    return prefix_table(table, PREFIX_ONLY, _with_longer)
+    """The encoder's table: piece -> (id, score, longer), ``longer`` saying
+    whether some piece extends it (a walk can then stop at a piece without
+    probing one character further); a prefix that is not a piece ->
+    :data:`PREFIX_ONLY` (id -1)."""
+    prefixes = proper_prefixes(table)
+    lookup: dict[str, tuple[int, float, bool]] = dict.fromkeys(prefixes, PREFIX_ONLY)
+    for piece, (piece_id, score) in table.items():
+        lookup[piece] = (piece_id, score, piece in prefixes)
+    return lookup
 
 
 def index_table(pieces: Iterable[str]) -> dict[str, int]:
@@ -90,9 +62,9 @@ def index_table(pieces: Iterable[str]) -> dict[str, int]:
     :func:`~subtok.models.unigram.lattice.populate_nodes`), and the
     prefixes would add many keys to a table that every lattice worker
     holds. Every key is put in just as it is made, so the table's
-    strings lie in memory in the order a dict frees them in. Only
-    strings are keys, so lookups take no reference to the keys (see
-    :func:`prefix_table`).
+    strings lie in memory in the order a dict frees them in; built key by
+    key (not ``dict.fromkeys`` of a set), a table of strings only is read
+    by a forked worker without writing to the inherited keys.
     """
     table: dict[str, int] = {}
     for index, piece in enumerate(pieces):
@@ -120,4 +92,4 @@ def common_prefix_search(lookup: Mapping[str, tuple[int, float, bool]], text: st
 
 
 __all__ = ["PREFIX_ONLY", "common_prefix_search", "index_table", "piece_lookup",
-           "prefix_table", "proper_prefixes"]
+           "proper_prefixes"]
